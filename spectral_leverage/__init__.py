@@ -1,0 +1,30 @@
+"""spectral_leverage: near-linear-time ridge leverage scores and Nyström KRR for stationary kernels.
+
+Conventions (stated once, used everywhere): data :math:`x_1..x_n \\in R^d`, regulariser
+:math:`\\lambda` (``reg``), ridge leverage :math:`l_i = [K(K + n\\lambda I)^{-1}]_{ii}`, rescaled
+scores :math:`n\\,l_i`. Kernels are scikit-learn's ``Matern`` / ``RBF`` (times ``ConstantKernel``).
+"""
+
+from .base import LeverageSampler
+from .density import TreeDensity
+from .exact import ExactLeverage, exact_leverage
+from .kernels import parse_kernel, spectral_density
+from .leverage import SpectralLeverage
+from .samplers import SAMPLERS, leverage_scores, make_sampler
+from .samplers.uniform import UniformSampler
+
+__all__ = [
+    "SAMPLERS",
+    "ExactLeverage",
+    "LeverageSampler",
+    "SpectralLeverage",
+    "TreeDensity",
+    "UniformSampler",
+    "exact_leverage",
+    "leverage_scores",
+    "make_sampler",
+    "parse_kernel",
+    "spectral_density",
+]
+
+__version__ = "0.1.0"

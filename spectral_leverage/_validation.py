@@ -1,0 +1,56 @@
+"""Input checks shared by every public entry point.
+
+Thin wrappers over scikit-learn's own validators, so every estimator reports bad input with the
+same clear messages: the argument's name, what was wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_array, check_scalar
+
+__all__ = ["check_data", "check_positive", "check_random_state", "check_samples"]
+
+
+def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
+    """Return ``X`` as a finite float64 array of shape (n, d) with n >= ``min_samples``.
+
+    Raises ``ValueError`` naming ``name`` for NaN/inf, a 1-D or 3-D array, empty data or too few
+    rows (scikit-learn's messages, which already say how to reshape).
+    """
+    return check_array(
+        X,
+        dtype=np.float64,
+        ensure_2d=True,
+        ensure_all_finite=True,
+        ensure_min_samples=min_samples,
+        input_name=name,
+    )
+
+
+def check_positive(value, name: str) -> float:
+    """``value`` as a float > 0 and finite; ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    value = check_scalar(value, name, Real, min_val=0.0, include_boundaries="neither")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    return float(value)
+
+
+def check_samples(n_samples, name: str = "n_samples") -> int:
+    """``n_samples`` as an int >= 1; ``TypeError``/``ValueError`` naming it otherwise."""
+    return int(check_scalar(n_samples, name, Integral, min_val=1))
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """A numpy ``Generator`` from None, an int, a ``SeedSequence``, a ``Generator`` (returned as is)
+    or a legacy ``RandomState`` (seeds a new Generator from it)."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(2**31 - 1))
+    if random_state is None or isinstance(random_state, (Integral, np.random.Generator,
+                                                         np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        f"random_state must be None, an int or a numpy Generator, got {random_state!r}."
+    )

@@ -1,0 +1,209 @@
+r"""Stationary kernels: scikit-learn's own kernel objects and their spectral densities.
+
+Supported kernels are scikit-learn's :class:`~sklearn.gaussian_process.kernels.Matern`
+(any ``nu > 0``; ``nu=inf`` is the Gaussian kernel) and
+:class:`~sklearn.gaussian_process.kernels.RBF`, each optionally multiplied by a
+:class:`~sklearn.gaussian_process.kernels.ConstantKernel` amplitude ``c``.
+
+Conventions (used throughout the package)
+-----------------------------------------
+Ordinary-frequency Fourier convention, :math:`k(x - x') = \int s(\xi) e^{2\pi i \xi\cdot(x-x')}\,d\xi`,
+so :math:`\int s = k(0) = c`. With :math:`r = \|\xi\|`, in dimension :math:`d`:
+
+* Matérn(:math:`\nu, \ell`), :math:`\alpha = \nu + d/2`:
+  :math:`s(r) = c\,2^d \pi^{d/2} \Gamma(\alpha) (2\nu)^\nu / (\Gamma(\nu)\ell^{2\nu})
+  \cdot (2\nu/\ell^2 + 4\pi^2 r^2)^{-\alpha}`;
+* Gaussian, :math:`k(x) = c\,\exp(-\|x\|^2/(2\ell^2))`:
+  :math:`s(r) = c\,(2\pi\ell^2)^{d/2} \exp(-2\pi^2\ell^2 r^2)`.
+
+An anisotropic length scale (one per feature) is handled by rescaling the inputs,
+:math:`x \mapsto x/\ell`, after which the kernel is isotropic with unit length scale. The kernel
+matrix, and hence every leverage score, is unchanged by that rescaling.
+
+References
+----------
+Rasmussen & Williams, *Gaussian Processes for Machine Learning*, 2006, §4.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern, Product
+
+__all__ = ["StationaryKernel", "log_spectral_density", "parse_kernel", "spectral_density"]
+
+_SUPPORTED = (
+    "sklearn.gaussian_process.kernels.Matern(length_scale, nu) or RBF(length_scale), "
+    "optionally multiplied by ConstantKernel(c)"
+)
+
+
+@dataclass(frozen=True)
+class StationaryKernel:
+    """A parsed stationary kernel: family, smoothness, length scale(s) and amplitude.
+
+    Attributes
+    ----------
+    family : {"matern", "rbf"}
+    nu : float
+        Matérn smoothness; ``inf`` for the Gaussian kernel.
+    length_scale : ndarray of shape () or (d,)
+    amplitude : float
+        The ``ConstantKernel`` factor ``c`` (1 without one); ``k(0) = c``.
+    """
+
+    family: str
+    nu: float
+    length_scale: np.ndarray
+    amplitude: float
+
+    @property
+    def is_anisotropic(self) -> bool:
+        return self.length_scale.ndim == 1 and self.length_scale.size > 1
+
+    def check_n_features(self, n_features: int) -> None:
+        """Raise ``ValueError`` when an anisotropic length scale does not have one entry per feature."""
+        if self.length_scale.ndim == 1 and self.length_scale.size not in (1, n_features):
+            raise ValueError(
+                f"kernel has {self.length_scale.size} length scales but X has {n_features} "
+                "features: give one length scale per feature, or a scalar."
+            )
+
+    def rescale(self, X: np.ndarray) -> np.ndarray:
+        """``X / length_scale``: coordinates in which the kernel is isotropic with unit length."""
+        return X / self.length_scale
+
+    @property
+    def unit(self) -> StationaryKernel:
+        """The same kernel with unit (isotropic) length scale, for rescaled inputs."""
+        return StationaryKernel(self.family, self.nu, np.asarray(1.0), self.amplitude)
+
+    @property
+    def scalar_length_scale(self) -> float:
+        if self.is_anisotropic:
+            raise ValueError(
+                "this operation needs an isotropic kernel; rescale X by the length scales and "
+                "use kernel.unit"
+            )
+        return float(np.ravel(self.length_scale)[0])
+
+
+def parse_kernel(kernel) -> StationaryKernel:
+    """Parse a scikit-learn kernel object into a :class:`StationaryKernel`.
+
+    Parameters
+    ----------
+    kernel : sklearn.gaussian_process.kernels.Kernel
+        ``Matern``, ``RBF``, or either multiplied (on either side, possibly repeatedly) by
+        ``ConstantKernel``.
+
+    Returns
+    -------
+    StationaryKernel
+
+    Raises
+    ------
+    TypeError
+        For any other kernel (sums, products of two non-constant kernels, periodic, dot-product,
+        white-noise, strings ...), naming the supported kernels.
+    ValueError
+        For non-positive length scales, amplitude or ``nu``.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import ConstantKernel, Matern
+    >>> parse_kernel(ConstantKernel(2.0) * Matern(length_scale=0.5, nu=1.5)).family
+    'matern'
+    """
+    amplitude = 1.0
+    base = kernel
+    while isinstance(base, Product):
+        if isinstance(base.k1, ConstantKernel):
+            amplitude *= float(base.k1.constant_value)
+            base = base.k2
+        elif isinstance(base.k2, ConstantKernel):
+            amplitude *= float(base.k2.constant_value)
+            base = base.k1
+        else:
+            break
+    if not isinstance(base, Kernel) or not isinstance(base, RBF):
+        raise TypeError(
+            f"kernel must be {_SUPPORTED}; got {kernel!r}. Sums, products of two kernels, "
+            "periodic, dot-product and non-stationary kernels are not supported."
+        )
+    if not (np.isfinite(amplitude) and amplitude > 0):
+        raise ValueError(f"kernel amplitude (ConstantKernel) must be > 0, got {amplitude!r}.")
+    length_scale = np.asarray(base.length_scale, dtype=float)
+    if length_scale.ndim > 1 or not np.all(np.isfinite(length_scale)) or np.any(length_scale <= 0):
+        raise ValueError(
+            f"kernel length_scale must be a positive scalar or 1-D array, got {base.length_scale!r}."
+        )
+    # scikit-learn's Matern subclasses RBF: dispatch on Matern first; nu=inf is the RBF kernel.
+    if isinstance(base, Matern):
+        nu = float(base.nu)
+        if not nu > 0:
+            raise ValueError(f"Matern nu must be > 0, got {base.nu!r}.")
+        if np.isfinite(nu):
+            return StationaryKernel("matern", nu, length_scale, amplitude)
+    return StationaryKernel("rbf", np.inf, length_scale, amplitude)
+
+
+def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
+    """Natural log of the radial spectral density :math:`s(r)` in dimension ``d``.
+
+    Stable where :math:`s` itself underflows (large ``r``). Needs an isotropic kernel.
+
+    Parameters
+    ----------
+    kernel : StationaryKernel
+    r : array_like
+        Frequency radii :math:`\\|\\xi\\| \\ge 0` (ordinary frequency, cycles per unit of x).
+    d : int
+        Input dimension (may be a non-integer intrinsic dimension > 0).
+    """
+    r = np.asarray(r, dtype=float)
+    ell = kernel.scalar_length_scale
+    log_c = np.log(kernel.amplitude)
+    if kernel.family == "rbf":
+        return log_c + 0.5 * d * np.log(2 * np.pi * ell**2) - 2 * np.pi**2 * ell**2 * r**2
+    nu = kernel.nu
+    alpha = nu + 0.5 * d
+    log_const = (
+        log_c
+        + d * np.log(2.0)
+        + 0.5 * d * np.log(np.pi)
+        + gammaln(alpha)
+        + nu * np.log(2 * nu)
+        - gammaln(nu)
+        - 2 * nu * np.log(ell)
+    )
+    return log_const - alpha * np.log(2 * nu / ell**2 + 4 * np.pi**2 * r**2)
+
+
+def spectral_density(kernel, r, d: int) -> np.ndarray:
+    """Radial spectral density :math:`s(r)` of an isotropic kernel in dimension ``d``.
+
+    Parameters
+    ----------
+    kernel : sklearn kernel or StationaryKernel
+    r : array_like
+        Frequency radii (ordinary frequency).
+    d : int
+        Input dimension.
+
+    Returns
+    -------
+    ndarray, same shape as ``r``.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> float(spectral_density(RBF(1.0), 0.0, d=1))  # (2π)^{1/2}
+    2.5066282746310002
+    """
+    if not isinstance(kernel, StationaryKernel):
+        kernel = parse_kernel(kernel)
+    return np.exp(log_spectral_density(kernel, r, d))

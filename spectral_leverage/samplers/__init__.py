@@ -1,0 +1,83 @@
+"""Every leverage-score sampler behind one protocol (:class:`~spectral_leverage.base.LeverageSampler`).
+
+Methods are chosen by name wherever a sampler is accepted; :func:`make_sampler` resolves a name, a
+sampler class or a sampler instance into an estimator ready to ``fit``.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import clone
+
+from ..base import LeverageSampler
+from ..exact import ExactLeverage
+from ..leverage import SpectralLeverage
+from .uniform import UniformSampler
+
+__all__ = ["SAMPLERS", "leverage_scores", "make_sampler"]
+
+SAMPLERS: dict[str, type[LeverageSampler]] = {
+    "spectral": SpectralLeverage,
+    "uniform": UniformSampler,
+    "exact": ExactLeverage,
+}
+
+
+def make_sampler(sampler, *, kernel, reg, random_state=None) -> LeverageSampler:
+    """Resolve ``sampler`` into an unfitted-or-fitted sampler object.
+
+    Parameters
+    ----------
+    sampler : str or LeverageSampler
+        A name from :data:`SAMPLERS` (built with ``kernel``, ``reg`` and ``random_state``), or a
+        sampler object, returned as is (fitted or not; the caller decides whether to refit).
+    kernel, reg, random_state
+        Used only when ``sampler`` is a name.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones).
+    TypeError
+        For an object without ``fit`` and ``sample``.
+    """
+    if isinstance(sampler, str):
+        if sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {sampler!r}; choose one of {sorted(SAMPLERS)}.")
+        return SAMPLERS[sampler](kernel=kernel, reg=reg, random_state=random_state)
+    if not (hasattr(sampler, "fit") and hasattr(sampler, "sample")):
+        raise TypeError(
+            f"sampler must be a name from {sorted(SAMPLERS)} or an object with fit(X) and "
+            f"sample(n_samples, ...) (see spectral_leverage.base.LeverageSampler); got {sampler!r}."
+        )
+    return sampler
+
+
+def leverage_scores(X, *, kernel, reg, method="spectral", random_state=None):
+    """Rescaled ridge leverage scores :math:`\\approx n\\,l_i` of X by any method.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    kernel : sklearn kernel
+    reg : float
+        :math:`\\lambda > 0` (:math:`l_i = [K(K + n\\lambda I)^{-1}]_{ii}`).
+    method : str or LeverageSampler, default="spectral"
+        A name from :data:`SAMPLERS` or a sampler object (cloned, then fitted on X).
+    random_state : int, numpy Generator or None
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> leverage_scores(X, kernel=RBF(0.5), reg=1e-3).shape
+    (1000,)
+    """
+    sampler = make_sampler(method, kernel=kernel, reg=reg, random_state=random_state)
+    if not isinstance(method, str):
+        sampler = clone(sampler)
+    return sampler.fit(X).scores_
