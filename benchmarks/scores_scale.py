@@ -1,0 +1,68 @@
+"""Time SpectralLeverage on large synthetic data, split by stage, against the k-NN query floor.
+
+    python benchmarks/scores_scale.py [--n 1000000] [--d 3] [--repeats 3]
+
+Prints one table row per stage (median of the repeats): the KDE (anchors + interpolation), the
+quadrature, the whole fit, and for reference one pykdtree self-query with k = 1 and k = 32 on the
+same data. Design: 0.9·U[0,1]^d + 0.1·N(1.5, 0.05²·I) (the bimodal design of the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+from pykdtree.kdtree import KDTree
+from sklearn.gaussian_process.kernels import Matern
+
+from spectral_leverage import SpectralLeverage
+from spectral_leverage.density import TreeDensity
+
+
+def bimodal(n: int, d: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    in_mode = rng.uniform(size=n) < 0.1
+    return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, d)), rng.uniform(size=(n, d)))
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--d", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    X = bimodal(args.n, args.d)
+    kernel, reg = Matern(length_scale=0.5, nu=1.5), args.n**-0.75
+    rows: dict[str, list[float]] = {}
+
+    def add(name: str, seconds: float) -> None:
+        rows.setdefault(name, []).append(seconds)
+
+    for _ in range(args.repeats):
+        add("pykdtree self-query k=1 (floor)", timed(lambda: KDTree(X).query(X, k=1)))
+        add("pykdtree self-query k=32", timed(lambda: KDTree(X).query(X, k=32)))
+        add("density (TreeDensity fit + density)",
+            timed(lambda: TreeDensity(random_state=0).fit(X).density(X)))
+        sl = SpectralLeverage(kernel, reg, random_state=0)
+        add("SpectralLeverage.fit (total)", timed(lambda: sl.fit(X)))  # noqa: B023
+        density = sl.density_
+        add("quadrature (h on the p-grid + interpolation)",
+            timed(lambda: sl._scores_from_density(density, args.n)))  # noqa: B023
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"n = {args.n:,}, d = {args.d}, Matern(0.5, 1.5), reg = n^-3/4, {args.repeats} repeats")
+    print(f"{'stage':48s} {'median s':>9s} {'min s':>7s} {'max s':>7s}")
+    for name, values in rows.items():
+        print(f"{name:48s} {np.median(values):9.2f} {min(values):7.2f} {max(values):7.2f}")
+    print(f"peak resident memory of the process: {peak_gb:.2f} GB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Shared designs (Chen & Yang 2021 style) and real-data loading for the test suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def uniform_1d(n: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.uniform(size=(n, 1))
+
+
+def bimodal(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """0.9·U[0,1]^d + 0.1·N((1.5,…,1.5), 0.05²·I)."""
+    in_mode = rng.uniform(size=n) < 0.1
+    return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, d)), rng.uniform(size=(n, d)))
+
+
+DESIGNS = {
+    "uniform-1d": lambda n, rng: uniform_1d(n, rng),
+    "bimodal-1d": lambda n, rng: bimodal(n, 1, rng),
+    "bimodal-3d": lambda n, rng: bimodal(n, 3, rng),
+}
+
+
+def load_csv(name: str) -> np.ndarray:
+    """Standardised features of ../shared/data/<name> (target dropped); skip when absent."""
+    path = DATA_DIR / name
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    X = np.loadtxt(path, delimiter=",", skiprows=1)[:, :-1]
+    return (X - X.mean(axis=0)) / X.std(axis=0)
+
+
+@pytest.fixture(scope="session")
+def exact_cache():
+    """Memoised exact rescaled scores n·l_i keyed by (design, kernel repr, n, seed)."""
+    return {}

@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
+
+import spectral_leverage.exact as exact_module
+from spectral_leverage import ExactLeverage, exact_leverage
+
+
+@pytest.mark.parametrize("kernel", [Matern(0.5, nu=1.5), ConstantKernel(2.0) * RBF([0.3, 1.0])], ids=repr)
+def test_matches_dense_formula(kernel):
+    X = np.random.default_rng(0).uniform(size=(300, 2))
+    n, reg = 300, 1e-3
+    K = kernel(X)
+    expected = np.diag(K @ np.linalg.inv(K + n * reg * np.eye(n)))
+    lev = exact_leverage(X, kernel, reg)
+    np.testing.assert_allclose(lev, expected, rtol=1e-9)
+    assert np.all((lev > 0) & (lev < 1))
+
+
+def test_isolated_point_bound():
+    # an isolated point reaches k(0)/(k(0) + nλ); no leverage exceeds it
+    X = np.vstack([np.random.default_rng(1).uniform(size=(99, 1)), [[1e6]]])
+    lev = exact_leverage(X, Matern(0.1, nu=1.5), 0.01)
+    assert lev[-1] == pytest.approx(1 / (1 + 100 * 0.01), rel=1e-10)
+    assert np.all(lev <= lev[-1] * (1 + 1e-12))
+
+
+def test_refuses_large_n_unless_forced(monkeypatch):
+    monkeypatch.setattr(exact_module, "MAX_EXACT_SAMPLES", 50)
+    X = np.random.default_rng(0).normal(size=(60, 1))
+    with pytest.raises(ValueError, match="force=True"):
+        exact_leverage(X, RBF(), 1e-3)
+    assert exact_leverage(X, RBF(), 1e-3, force=True).shape == (60,)
+
+
+def test_sampler_protocol():
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    s = ExactLeverage(RBF(), 1e-2, random_state=0).fit(X)
+    np.testing.assert_allclose(s.scores_, 200 * exact_leverage(X, RBF(), 1e-2))
+    assert s.probabilities_.sum() == pytest.approx(1.0)
+    assert s.effective_dimension_ == pytest.approx(s.leverage_.sum())
+    np.testing.assert_array_equal(s.sample(20), s.sample(20))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="reg"):
+        exact_leverage(np.zeros((5, 1)), RBF(), 0.0)
+    with pytest.raises(TypeError, match="Matern"):
+        exact_leverage(np.zeros((5, 1)), "rbf", 1e-3)

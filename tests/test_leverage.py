@@ -1,0 +1,236 @@
+"""SpectralLeverage against exact ridge leverage scores (core issue acceptance criteria)."""
+
+import numpy as np
+import pytest
+from conftest import DESIGNS, load_csv
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
+
+from spectral_leverage import SpectralLeverage, exact_leverage, leverage_scores
+from spectral_leverage.metrics import relative_accuracy, score_accuracy
+
+N = 4000
+REG = N**-0.75
+MATERN = Matern(length_scale=0.5, nu=1.5)
+GAUSS = RBF(length_scale=0.2)
+
+
+def fitted(design, kernel, exact_cache):
+    """(X, spectral scores, exact scores n·l_i) for one design, seed 0."""
+    X = DESIGNS[design](N, np.random.default_rng(0))
+    key = (design, repr(kernel))
+    if key not in exact_cache:
+        exact_cache[key] = N * exact_leverage(X, kernel, REG)
+    return X, SpectralLeverage(kernel, REG, random_state=0).fit(X), exact_cache[key]
+
+
+def test_uniform_1d_matern(exact_cache):
+    X, sl, exact = fitted("uniform-1d", MATERN, exact_cache)
+    interior = (X[:, 0] > 0.1) & (X[:, 0] < 0.9)
+    assert 0.9 <= np.median(sl.scores_[interior] / exact[interior]) <= 1.1
+    acc = score_accuracy(sl.scores_, exact)
+    assert 0.70 <= acc["p05"] and acc["p95"] <= 1.15
+
+
+def test_bimodal_1d_matern(exact_cache):
+    _, sl, exact = fitted("bimodal-1d", MATERN, exact_cache)
+    acc = score_accuracy(sl.scores_, exact)
+    assert 0.95 <= acc["mean"] <= 1.06
+    assert acc["spearman"] > 0.9
+
+
+def test_bimodal_3d_matern(exact_cache):
+    _, sl, exact = fitted("bimodal-3d", MATERN, exact_cache)
+    acc = score_accuracy(sl.scores_, exact)
+    assert acc["spearman"] > 0.9
+    assert 0.75 <= acc["p05"] and acc["p95"] <= 1.25
+
+
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_gaussian_kernel(design, exact_cache):
+    _, sl, exact = fitted(design, GAUSS, exact_cache)
+    acc = score_accuracy(sl.scores_, exact)
+    assert 0.65 <= acc["p05"] and acc["p95"] <= 1.20
+    assert 0.95 <= acc["mean"] <= 1.10
+    if design != "uniform-1d":
+        assert acc["spearman"] > 0.9
+
+
+@pytest.mark.parametrize("kernel,tol", [(MATERN, 0.15), (GAUSS, 0.20)], ids=["matern", "rbf"])
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_effective_dimension_absolute_scale(design, kernel, tol, exact_cache):
+    _, sl, exact = fitted(design, kernel, exact_cache)
+    assert sl.effective_dimension_ == pytest.approx(exact.sum() / N, rel=tol)
+
+
+@pytest.mark.slow
+def test_ccpp_real_data():
+    X = load_csv("ccpp.csv")
+    n = X.shape[0]
+    kernel, reg = Matern(length_scale=1.0, nu=1.5), n**-0.75
+    exact = n * exact_leverage(X, kernel, reg)
+    acc = score_accuracy(SpectralLeverage(kernel, reg, random_state=0).fit(X).scores_, exact)
+    assert 0.95 <= acc["mean"] <= 1.06
+    assert 0.80 <= acc["p05"] and acc["p95"] <= 1.28
+    assert acc["spearman"] > 0.95
+
+
+def test_matern_and_rbf_scores_differ():
+    # guards the Matern-is-a-subclass-of-RBF dispatch: same length scale, different spectra
+    X = np.random.default_rng(0).uniform(size=(500, 2))
+    a = SpectralLeverage(Matern(0.3, nu=0.5), 1e-3).fit(X).scores_
+    b = SpectralLeverage(RBF(0.3), 1e-3).fit(X).scores_
+    assert np.median(np.abs(a / b - 1)) > 0.1
+
+
+def test_matern_nu_inf_is_rbf():
+    X = np.random.default_rng(0).uniform(size=(500, 2))
+    a = SpectralLeverage(Matern(0.3, nu=np.inf), 1e-3).fit(X).scores_
+    np.testing.assert_allclose(a, SpectralLeverage(RBF(0.3), 1e-3).fit(X).scores_)
+
+
+def test_anisotropic_length_scale_equals_rescaled_inputs():
+    # Matern(ℓ) on X has the kernel matrix of Matern(1) on X/ℓ: scores must agree
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(800, 2))
+    ell = np.array([0.2, 2.0])
+    aniso = SpectralLeverage(Matern(ell, nu=1.5), 1e-3).fit(X)  # Scott's rule is per feature
+    iso = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X / ell)
+    np.testing.assert_allclose(aniso.scores_, iso.scores_, rtol=1e-8)
+    known = SpectralLeverage(Matern(ell, nu=1.5), 1e-3, density=np.ones(800)).fit(X)
+    known_iso = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, density=np.full(800, ell.prod())).fit(X / ell)
+    np.testing.assert_allclose(known.scores_, known_iso.scores_, rtol=1e-10)
+
+
+def test_amplitude_scales_like_reg():
+    # K(K + nλI)^{-1} is unchanged by (c, λ) → (2c, 2λ)
+    X = np.random.default_rng(2).uniform(size=(600, 1))
+    a = SpectralLeverage(ConstantKernel(2.0) * Matern(0.5, nu=1.5), 2e-3).fit(X).scores_
+    b = SpectralLeverage(Matern(0.5, nu=1.5), 1e-3).fit(X).scores_
+    np.testing.assert_allclose(a, b, rtol=1e-7)
+
+
+@pytest.mark.parametrize("integral", ["asymptotic", "quadrature"])
+def test_known_density_matches_exact_in_interior(integral):
+    n = 4000
+    X = np.random.default_rng(3).uniform(size=(n, 1))
+    sl = SpectralLeverage(MATERN, n**-0.75, density=lambda Z: np.ones(Z.shape[0]), integral=integral).fit(X)
+    exact = n * exact_leverage(X, MATERN, n**-0.75)
+    interior = (X[:, 0] > 0.1) & (X[:, 0] < 0.9)
+    assert np.median(sl.scores_[interior] / exact[interior]) == pytest.approx(1.0, abs=0.05)
+    np.testing.assert_allclose(sl.score_samples(X[:5]), sl.scores_[:5])
+
+
+def test_score_samples_on_training_points_and_sparse_points():
+    X = np.random.default_rng(4).normal(size=(2000, 2))
+    sl = SpectralLeverage(RBF(0.5), 1e-3).fit(X)
+    np.testing.assert_allclose(sl.score_samples(X), sl.scores_, rtol=1e-10)
+    centre, tail = sl.score_samples(np.array([[0.0, 0.0], [3.0, 3.0]]))
+    assert tail > centre  # sparse regions have larger leverage
+
+
+def test_scores_capped_by_isolated_point_bound():
+    X = np.vstack([np.random.default_rng(5).uniform(size=(300, 1)), [[1e4]]])
+    sl = SpectralLeverage(Matern(0.05, nu=0.5), 1e-4).fit(X)
+    bound = 301 / (1 + 301 * 1e-4)
+    assert np.all(sl.scores_ <= bound * (1 + 1e-12))
+    assert sl.scores_[-1] == pytest.approx(301 * exact_leverage(X, Matern(0.05, nu=0.5), 1e-4)[-1], rel=0.05)
+
+
+def test_sampling_is_deterministic_and_follows_probabilities():
+    X = np.random.default_rng(6).normal(size=(1000, 2))
+    sl = SpectralLeverage(RBF(0.5), 1e-3, random_state=3).fit(X)
+    np.testing.assert_array_equal(sl.sample(50), sl.sample(50))
+    np.testing.assert_array_equal(sl.sample(50, random_state=np.random.default_rng(1)),
+                                  sl.sample(50, random_state=np.random.default_rng(1)))
+    draws = sl.sample(200_000, random_state=0)
+    freq = np.bincount(draws, minlength=1000) / draws.size
+    top = np.argsort(sl.probabilities_)[-20:]
+    np.testing.assert_allclose(freq[top], sl.probabilities_[top], rtol=0.15)
+    unique = sl.sample(1000, replace=False, random_state=0)
+    assert np.unique(unique).size == 1000
+    with pytest.raises(ValueError, match="n_samples"):
+        sl.sample(1001, replace=False)
+
+
+def test_sklearn_conventions():
+    sl = SpectralLeverage(RBF(0.5), 1e-3, bandwidth="silverman")
+    assert clone(sl).get_params()["bandwidth"] == "silverman"
+    assert sl.set_params(reg=0.1).reg == 0.1
+    with pytest.raises(NotFittedError):
+        sl.sample(3)
+    with pytest.raises(NotFittedError):
+        sl.score_samples(np.zeros((2, 2)))
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    assert sl.fit(X) is sl
+    assert sl.leverage_.sum() == pytest.approx(sl.effective_dimension_)
+    assert sl.probabilities_.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(leverage_scores(X, kernel=RBF(0.5), reg=0.1), sl.scores_)
+
+
+@pytest.mark.parametrize("X,match", [
+    (np.array([[0.0, np.nan], [1.0, 2.0], [0.5, 0.5]]), "NaN"),
+    (np.array([[0.0, np.inf], [1.0, 2.0], [0.5, 0.5]]), "infinity"),
+    (np.arange(5.0), "2D array"),
+    (np.empty((0, 2)), "0 sample"),
+    (np.ones((1, 2)), "minimum of 2"),
+])
+def test_bad_data(X, match):
+    with pytest.raises(ValueError, match=match):
+        SpectralLeverage(RBF(), 1e-3).fit(X)
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    ({"reg": 0.0}, ValueError, "reg"),
+    ({"reg": -1.0}, ValueError, "reg"),
+    ({"reg": "small"}, TypeError, "reg"),
+    ({"kernel": RBF() + WhiteKernel()}, TypeError, "Matern"),
+    ({"integral": "trapezoid"}, ValueError, "integral"),
+    ({"bandwidth": "wide"}, ValueError, "bandwidth"),
+    ({"density": np.ones(3)}, ValueError, "density"),
+    ({"density": lambda Z: -np.ones(Z.shape[0])}, ValueError, "density"),
+])
+def test_bad_parameters(kwargs, exc, match):
+    params = {"kernel": RBF(), "reg": 1e-3, **kwargs}
+    with pytest.raises(exc, match=match):
+        SpectralLeverage(**params).fit(np.random.default_rng(0).normal(size=(20, 2)))
+
+
+def test_bad_sample_size_and_features():
+    sl = SpectralLeverage(RBF(), 1e-3).fit(np.random.default_rng(0).normal(size=(20, 2)))
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="n_samples"):
+            sl.sample(bad)
+    with pytest.raises(TypeError, match="n_samples"):
+        sl.sample(2.5)
+    with pytest.raises(ValueError, match="features"):
+        sl.score_samples(np.zeros((2, 3)))
+
+
+def test_duplicates_and_constant_columns_give_finite_scores():
+    rng = np.random.default_rng(7)
+    X = np.repeat(rng.uniform(size=(100, 2)), 30, axis=0)
+    X = np.column_stack([X, np.full(X.shape[0], 5.0)])
+    sl = SpectralLeverage(Matern(0.5, nu=1.5), 1e-3).fit(X)
+    assert np.all(np.isfinite(sl.scores_)) and np.all(sl.scores_ > 0)
+    # the constant column changes nothing
+    np.testing.assert_allclose(sl.scores_, SpectralLeverage(Matern(0.5, nu=1.5), 1e-3).fit(X[:, :2]).scores_)
+    same = SpectralLeverage(ConstantKernel(2.0) * RBF(), 0.5).fit(np.ones((10, 3)))
+    exact = 10 * exact_leverage(np.ones((10, 3)), ConstantKernel(2.0) * RBF(), 0.5)
+    np.testing.assert_allclose(same.scores_, exact, rtol=1e-10)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(5, 300), d=st.integers(1, 4), seed=st.integers(0, 2**31),
+       log_reg=st.floats(-6, 0), nu=st.sampled_from([0.5, 1.5, 2.5, np.inf]))
+def test_invariants(n, d, seed, log_reg, nu):
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    sl = SpectralLeverage(Matern(1.0, nu=nu), 10**log_reg).fit(X)
+    assert np.all(np.isfinite(sl.scores_)) and np.all(sl.scores_ > 0)
+    assert np.all(sl.leverage_ <= 1 / (1 + n * 10**log_reg) * (1 + 1e-9))
+    assert sl.probabilities_.sum() == pytest.approx(1.0)
+    # relative accuracy is scale-free
+    np.testing.assert_allclose(relative_accuracy(sl.scores_, 3 * sl.scores_), 1.0)
