@@ -66,16 +66,75 @@ def test_effective_dimension_absolute_scale(design, kernel, tol, exact_cache):
     assert sl.effective_dimension_ == pytest.approx(exact.sum() / N, rel=tol)
 
 
+def real_case(name, exact_cache, *, n=None, length_scale=1.0):
+    """(X, kernel, reg, exact n·l_i) for a standardised real data set, subsampled with seed 0."""
+    X = load_csv(name)
+    if n is not None:
+        X = X[np.sort(np.random.default_rng(0).choice(X.shape[0], n, replace=False))]
+    kernel, reg = Matern(length_scale=length_scale, nu=1.5), X.shape[0] ** -0.75
+    key = (name, n, length_scale)
+    if key not in exact_cache:
+        exact_cache[key] = X.shape[0] * exact_leverage(X, kernel, reg)
+    return X, kernel, reg, exact_cache[key]
+
+
 @pytest.mark.slow
-def test_ccpp_real_data():
-    X = load_csv("ccpp.csv")
-    n = X.shape[0]
-    kernel, reg = Matern(length_scale=1.0, nu=1.5), n**-0.75
-    exact = n * exact_leverage(X, kernel, reg)
-    acc = score_accuracy(SpectralLeverage(kernel, reg, random_state=0).fit(X).scores_, exact)
+def test_ccpp_real_data_ambient(exact_cache):
+    # the paper's method (ambient dimension), core issue criterion 5b
+    X, kernel, reg, exact = real_case("ccpp.csv", exact_cache)
+    acc = score_accuracy(SpectralLeverage(kernel, reg, intrinsic_dim=None, random_state=0).fit(X).scores_,
+                         exact)
     assert 0.95 <= acc["mean"] <= 1.06
     assert 0.80 <= acc["p05"] and acc["p95"] <= 1.28
     assert acc["spearman"] > 0.95
+
+
+@pytest.mark.slow
+def test_ccpp_real_data_intrinsic_default(exact_cache):
+    X, kernel, reg, exact = real_case("ccpp.csv", exact_cache)
+    auto = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    ambient = SpectralLeverage(kernel, reg, intrinsic_dim=None, random_state=0).fit(X)
+    assert auto.intrinsic_dim_ < 3.6  # four correlated features, about three dimensions
+    acc, acc_ambient = score_accuracy(auto.scores_, exact), score_accuracy(ambient.scores_, exact)
+    assert 0.83 <= acc["p05"] and acc["p95"] <= 1.20
+    assert acc["p05"] >= acc_ambient["p05"] and acc["p95"] <= acc_ambient["p95"]
+    assert acc["spearman"] > 0.95
+
+
+@pytest.mark.slow
+def test_casp_real_data_intrinsic_default(exact_cache):
+    # random subsample of 6000 rows, seed 0
+    X, kernel, reg, exact = real_case("casp.csv", exact_cache, n=6000)
+    sl = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    acc = score_accuracy(sl.scores_, exact)
+    assert 0.95 <= acc["mean"] <= 1.05
+    assert 0.77 <= acc["p05"] and acc["p95"] <= 1.22
+    assert sl.effective_dimension_ == pytest.approx(exact.sum() / 6000, rel=0.20)
+
+
+def test_cube_embedded_in_r8_effective_dimension():
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(8, 3)))
+    X = rng.uniform(size=(6000, 3)) @ Q.T + 0.01 * rng.normal(size=(6000, 8))
+    kernel, reg = Matern(length_scale=0.5, nu=1.5), 6000**-0.75
+    exact = exact_leverage(X, kernel, reg).sum()
+    auto = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    ambient = SpectralLeverage(kernel, reg, intrinsic_dim=None, random_state=0).fit(X)
+    assert auto.intrinsic_dim_ == pytest.approx(3.0, rel=0.10)
+    assert auto.effective_dimension_ == pytest.approx(exact, rel=0.20)
+    assert ambient.effective_dimension_ < 0.6 * exact  # why the ambient method is not enough
+
+
+def test_intrinsic_dim_choices():
+    X = np.random.default_rng(0).uniform(size=(3000, 2))
+    assert SpectralLeverage(RBF(0.3), 1e-3).fit(X).intrinsic_dim_ == 2.0  # fills the plane: ambient
+    fixed = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=1.5).fit(X)
+    assert fixed.intrinsic_dim_ == 1.5
+    np.testing.assert_allclose(fixed.score_samples(X[:100]), fixed.scores_[:100], rtol=0.25)
+    line = np.column_stack([X[:, 0], 2 * X[:, 0]])  # a segment in the plane
+    sl = SpectralLeverage(RBF(0.3), 1e-3).fit(line)
+    assert sl.intrinsic_dim_ == pytest.approx(1.0, rel=0.1)
+    assert np.all(np.isfinite(sl.score_samples(line[:10] + 0.01)))
 
 
 def test_matern_and_rbf_scores_differ():
@@ -192,6 +251,9 @@ def test_bad_data(X, match):
     ({"bandwidth": "wide"}, ValueError, "bandwidth"),
     ({"density": np.ones(3)}, ValueError, "density"),
     ({"density": lambda Z: -np.ones(Z.shape[0])}, ValueError, "density"),
+    ({"intrinsic_dim": "guess"}, ValueError, "intrinsic_dim"),
+    ({"intrinsic_dim": 0.5}, ValueError, "intrinsic_dim"),
+    ({"intrinsic_dim": 3.0}, ValueError, "intrinsic_dim"),
 ])
 def test_bad_parameters(kwargs, exc, match):
     params = {"kernel": RBF(), "reg": 1e-3, **kwargs}

@@ -1,0 +1,86 @@
+r"""Intrinsic dimension of the inputs from nearest-neighbour distances.
+
+Real inputs rarely fill :math:`R^d`: they lie near a set of lower dimension :math:`d'`. An isotropic
+Matérn or Gaussian kernel restricted to a :math:`d'`-dimensional linear subspace is the same kernel
+in :math:`d'` dimensions, so the spectral-analysis scores should use :math:`d'` both in the density
+(volume :math:`\propto r^{d'}`) and in the polar integral (:mod:`spectral_leverage.quadrature`).
+
+Estimator: Levina & Bickel's maximum-likelihood estimate (NeurIPS 2004) with MacKay & Ghahramani's
+correction (average the inverse of the per-point estimates), averaged over a range of neighbourhood
+sizes :math:`k_1 \le k \le k_2`. With :math:`T_j(x)` the distance from :math:`x` to its j-th
+nearest neighbour,
+
+.. math::
+
+    \hat m_k = \Big[\frac{1}{n}\sum_i \frac{1}{k-1}\sum_{j<k} \log\frac{T_k(x_i)}{T_j(x_i)}\Big]^{-1},
+    \qquad \hat d' = \frac{1}{k_2 - k_1 + 1}\sum_{k=k_1}^{k_2} \hat m_k .
+
+The range defaults to :math:`k \in [50, 100]`: the scale just above the k-NN density's own
+neighbourhood (k = 50). Smaller neighbourhoods see measurement noise as extra dimensions (a cube
+embedded in :math:`R^8` with noise 0.01 reads 3.7 at k = 10..20, 3.1 at k = 50..100). Duplicated
+points are removed first (zero distances carry no scale information).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pykdtree.kdtree import KDTree
+
+from ._validation import check_data, check_random_state, check_samples
+
+__all__ = ["intrinsic_dimension"]
+
+
+def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: int | None = 2**14,
+                        random_state=None) -> float:
+    """Levina–Bickel / MacKay–Ghahramani MLE of the intrinsic dimension, clipped to [1, d].
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        Distances are Euclidean in these coordinates (pass ``X / length_scale`` to see the
+        geometry the kernel sees).
+    k_min, k_max : int, default=50, 100
+        Range of neighbourhood sizes averaged over (2 <= k_min <= k_max); reduced for small n.
+    max_samples : int or None, default=16384
+        Estimate from a random subsample of at most this many distinct points.
+    random_state : int, numpy Generator or None
+        Seeds the subsample.
+
+    Returns
+    -------
+    float
+        The estimate, in [1, d]; ``d`` itself when fewer than 3 distinct points exist.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(8, 2)))
+    >>> plane = rng.normal(size=(4000, 2)) @ Q.T       # a 2-D Gaussian plane inside R^8
+    >>> round(intrinsic_dimension(plane), 1)
+    2.0
+    """
+    X = check_data(X, min_samples=1)
+    k_min, k_max = check_samples(k_min, "k_min"), check_samples(k_max, "k_max")
+    if not 2 <= k_min <= k_max:
+        raise ValueError(f"need 2 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}.")
+    d = X.shape[1]
+    X = np.unique(X, axis=0)
+    if max_samples is not None and X.shape[0] > check_samples(max_samples, "max_samples"):
+        rng = check_random_state(random_state)
+        X = X[rng.choice(X.shape[0], max_samples, replace=False)]
+    n = X.shape[0]
+    if n < 3:
+        return float(d)
+    k_max = min(k_max, n - 1)
+    k_min = min(k_min, max(2, k_max // 2))
+    dist, _ = KDTree(np.ascontiguousarray(X)).query(np.ascontiguousarray(X), k=k_max + 1)
+    log_t = np.log(dist.reshape(n, k_max + 1)[:, 1:])  # drop self; distinct points: all > 0
+    cumulative = np.cumsum(log_t, axis=1)
+    estimates = []
+    for k in range(k_min, k_max + 1):
+        # (1/(k-1)) Σ_{j<k} log(T_k / T_j) per point, then the inverse of its mean
+        inverse = log_t[:, k - 1] - cumulative[:, k - 2] / (k - 1)
+        estimates.append(1.0 / inverse.mean())
+    return float(np.clip(np.mean(estimates), 1.0, d))

@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+import skdim
+from conftest import load_csv
+
+from spectral_leverage.intrinsic import intrinsic_dimension
+
+
+def embed(Y: np.ndarray, seed: int, ambient: int = 8) -> np.ndarray:
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(ambient, Y.shape[1])))
+    return Y @ Q.T
+
+
+def cube_in_r8(n=6000, seed=0):
+    return embed(np.random.default_rng(seed).uniform(size=(n, 3)), seed + 1)
+
+
+def swiss_roll_in_r8(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    t = 1.5 * np.pi * (1 + 2 * rng.uniform(size=n))
+    return embed(np.column_stack([t * np.cos(t), 21 * rng.uniform(size=n), t * np.sin(t)]), seed + 2)
+
+
+@pytest.mark.parametrize("make", [cube_in_r8, swiss_roll_in_r8], ids=["cube-3d", "swiss-roll-2d"])
+def test_agrees_with_scikit_dimension_on_manifolds(make):
+    X = make()
+    ours = intrinsic_dimension(X)
+    for reference in (skdim.id.MLE(), skdim.id.TwoNN()):
+        assert ours == pytest.approx(reference.fit(X).dimension_, rel=0.10)
+
+
+@pytest.mark.slow
+def test_agrees_with_scikit_dimension_mle_on_casp():
+    X = load_csv("casp.csv")
+    X = X[np.random.default_rng(0).choice(X.shape[0], 6000, replace=False)]
+    assert intrinsic_dimension(X) == pytest.approx(skdim.id.MLE().fit(np.unique(X, axis=0)).dimension_,
+                                                   rel=0.10)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_full_dimensional_uniform(d):
+    # the MLE reads low near a boundary; within 10 % up to d = 4 at n = 4000
+    X = np.random.default_rng(d).uniform(size=(4000, d))
+    assert intrinsic_dimension(X) == pytest.approx(d, rel=0.10)
+
+
+@pytest.mark.parametrize("d", [2, 5, 8])
+def test_full_dimensional_gaussian(d):
+    X = np.random.default_rng(d).normal(size=(16000, d))
+    assert intrinsic_dimension(X) == pytest.approx(d, rel=0.05)
+
+
+def test_duplicates_and_tiny_inputs():
+    rng = np.random.default_rng(0)
+    plane = embed(rng.uniform(size=(2000, 2)), 3)
+    duplicated = np.repeat(plane, 5, axis=0)
+    assert intrinsic_dimension(duplicated) == pytest.approx(intrinsic_dimension(plane), rel=1e-12)
+    assert np.isfinite(intrinsic_dimension(rng.normal(size=(10, 3))))
+    assert intrinsic_dimension(np.ones((50, 4))) == 4.0  # one distinct point: nothing to estimate
+    assert 1.0 <= intrinsic_dimension(np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])) <= 2.0
+
+
+def test_clipped_to_ambient_dimension_and_seeded_subsample():
+    X = np.random.default_rng(1).normal(size=(5000, 3))
+    assert 1.0 <= intrinsic_dimension(X) <= 3.0
+    a = intrinsic_dimension(X, max_samples=1000, random_state=4)
+    assert a == intrinsic_dimension(X, max_samples=1000, random_state=4)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"k_min": 1}, "k_min"), ({"k_min": 30, "k_max": 20}, "k_max"),
+                                          ({"max_samples": 0}, "max_samples")])
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        intrinsic_dimension(np.random.default_rng(0).normal(size=(100, 2)), **kwargs)
+
+
+def test_bad_data():
+    with pytest.raises(ValueError, match="NaN"):
+        intrinsic_dimension(np.array([[np.nan, 1.0], [0.0, 1.0]]))
