@@ -12,11 +12,14 @@ from .kernels import parse_kernel, spectral_density
 from .leverage import SpectralLeverage
 from .samplers import SAMPLERS, leverage_scores, make_sampler
 from .samplers.uniform import UniformSampler
+from .sketch import RandomFourierKRR, SketchedKRR
 
 __all__ = [
     "SAMPLERS",
     "ExactLeverage",
     "LeverageSampler",
+    "RandomFourierKRR",
+    "SketchedKRR",
     "SpectralLeverage",
     "TreeDensity",
     "UniformSampler",
