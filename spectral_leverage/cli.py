@@ -2,25 +2,149 @@
 
 Sub-commands
 ------------
+``scores DATA -o OUT``
+    Rescaled leverage scores, leverage and sampling probabilities of the rows of DATA.
+``sample DATA -m M -o OUT``
+    M distinct row indices drawn by leverage (one per line, or an .npy array).
 ``demo``
-    Spectral leverage scores on built-in synthetic data (no download), compared with exact ones.
+    Spectral vs exact scores on built-in synthetic data (no download).
+
+DATA is a CSV file (one header row, numeric columns) or an .npy array of shape (n, d). Errors in
+the input or the options end the command with exit code 2 and a one-line message on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import logging
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from sklearn.gaussian_process.kernels import Matern
+from sklearn.gaussian_process.kernels import RBF, Matern
 
 from .exact import exact_leverage
 from .leverage import SpectralLeverage
 from .metrics import score_accuracy
+from .samplers import SAMPLERS, make_sampler
 
 __all__ = ["main"]
+
+
+class InputError(Exception):
+    """A problem with the user's files or options: reported in one line, exit code 2."""
+
+
+def read_table(path: str, *, drop_target: bool = False) -> np.ndarray:
+    """Numeric matrix from a CSV file (header row) or an .npy file; ``InputError`` otherwise."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"no such file: {path}")
+    if file.suffix == ".npy":
+        try:
+            X = np.load(file, allow_pickle=False)
+        except ValueError as err:
+            raise InputError(f"{path} is not a readable .npy array ({err})") from err
+        if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
+            raise InputError(f"{path} must hold a 2-D numeric array, got shape {X.shape}, dtype {X.dtype}")
+        X = X.astype(float)
+        header = [f"column {j + 1}" for j in range(X.shape[1])]
+    else:
+        with file.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+        if len(rows) < 2:
+            raise InputError(f"{path} needs a header row and at least one data row")
+        header, body = rows[0], rows[1:]
+        X = np.empty((len(body), len(header)))
+        for i, row in enumerate(body, start=2):
+            if len(row) != len(header):
+                raise InputError(f"{path}, line {i}: {len(row)} fields, the header has {len(header)}")
+            for j, field in enumerate(row):
+                try:
+                    X[i - 2, j] = float(field)
+                except ValueError:
+                    raise InputError(
+                        f"{path}, line {i}, column '{header[j]}': {field!r} is not a number"
+                    ) from None
+    if drop_target:
+        if X.shape[1] < 2:
+            raise InputError(f"{path}: --drop-target needs at least two columns")
+        X, header = X[:, :-1], header[:-1]
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InputError(f"{path}: row {i + 1}, column '{header[j]}' is {X[i, j]} (NaN or infinite values "
+                         "are not allowed; remove or impute them)")
+    return X
+
+
+def _kernel(args: argparse.Namespace):
+    if args.length_scale <= 0:
+        raise InputError(f"--length-scale must be > 0, got {args.length_scale}")
+    if args.kernel == "rbf":
+        return RBF(length_scale=args.length_scale)
+    if args.nu <= 0:
+        raise InputError(f"--nu must be > 0, got {args.nu}")
+    return Matern(length_scale=args.length_scale, nu=args.nu)
+
+
+def _load(args: argparse.Namespace) -> np.ndarray:
+    X = read_table(args.data, drop_target=args.drop_target)
+    if X.shape[0] < 2:
+        raise InputError(f"{args.data}: need at least 2 rows, got {X.shape[0]}")
+    if args.standardize:
+        scale = X.std(axis=0)
+        X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    return X
+
+
+def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
+    """The chosen method fitted on X; every option is checked before any work starts."""
+    if not args.reg > 0:
+        raise InputError(f"--reg must be > 0, got {args.reg}")
+    sampler = make_sampler(args.method, kernel=_kernel(args), reg=args.reg, random_state=args.seed)
+    if "verbose" in sampler.get_params():
+        sampler.set_params(verbose=not args.quiet)
+    start = time.perf_counter()
+    sampler.fit(X)
+    logging.getLogger(__name__).info("%s scores for %d rows in %.2f s", args.method, X.shape[0],
+                                     time.perf_counter() - start)
+    return sampler
+
+
+def _write(out: str, array: np.ndarray, header: list[str], fmt: str) -> None:
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise InputError(f"cannot write {out}: no such directory {path.parent}")
+    if path.suffix == ".npy":
+        np.save(path, array)
+    else:
+        np.savetxt(path, array, delimiter=",", header=",".join(header), comments="", fmt=fmt)
+
+
+def _scores(args: argparse.Namespace) -> int:
+    sampler = _fitted_sampler(args, _load(args))
+    table = np.column_stack([sampler.scores_, sampler.leverage_, sampler.probabilities_])
+    _write(args.output, table, ["score", "leverage", "probability"], "%.10g")
+    print(f"wrote {table.shape[0]} rows to {args.output} "
+          f"(effective dimension {sampler.effective_dimension_:.4g})")
+    return 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    X = _load(args)
+    if not 1 <= args.m <= X.shape[0]:
+        raise InputError(f"-m must be between 1 and the {X.shape[0]} rows of {args.data}, got {args.m}")
+    sampler = _fitted_sampler(args, X)
+    indices = np.sort(sampler.sample(args.m, replace=False, random_state=args.seed))
+    if Path(args.output).suffix == ".npy":
+        _write(args.output, indices, [], "%d")
+    else:
+        _write(args.output, indices[:, None], ["index"], "%d")
+    print(f"wrote {indices.size} indices to {args.output}")
+    return 0
 
 
 def _bimodal(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -29,6 +153,8 @@ def _bimodal(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if args.n < 2:
+        raise InputError(f"--n must be at least 2, got {args.n}")
     rng = np.random.default_rng(args.seed)
     n, kernel = args.n, Matern(length_scale=0.5, nu=1.5)
     reg = n**-0.75
@@ -38,7 +164,7 @@ def _demo(args: argparse.Namespace) -> int:
     for d in (1, 3):
         X = _bimodal(n, d, rng)
         start = time.perf_counter()
-        approx = SpectralLeverage(kernel, reg, random_state=args.seed, verbose=args.verbose).fit(X).scores_
+        approx = SpectralLeverage(kernel, reg, random_state=args.seed).fit(X).scores_
         t_spectral = time.perf_counter() - start
         start = time.perf_counter()
         exact = n * exact_leverage(X, kernel, reg)
@@ -50,20 +176,56 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``spectral-leverage`` command; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="spectral-leverage", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_score_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="CSV file (header row, numeric columns) or .npy array (n, d)")
+    parser.add_argument("-o", "--output", required=True, help="output file (.csv, .txt or .npy)")
+    parser.add_argument("--kernel", choices=("matern", "rbf"), default="matern")
+    parser.add_argument("--nu", type=float, default=1.5, help="Matérn smoothness (default 1.5)")
+    parser.add_argument("--length-scale", type=float, default=1.0, help="kernel length scale (default 1)")
+    parser.add_argument("--reg", type=float, required=True, help="regulariser λ > 0 (K(K + nλI)^-1)")
+    parser.add_argument("--method", choices=sorted(SAMPLERS), default="spectral",
+                        help="leverage method (default spectral)")
+    parser.add_argument("--standardize", action="store_true", help="standardise each column first")
+    parser.add_argument("--drop-target", action="store_true", help="ignore the last column (a target)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or timings")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Option errors in one line (no usage block), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="spectral-leverage", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    scores = sub.add_parser("scores", help="leverage scores of the rows of a data file")
+    _add_score_options(scores)
+    scores.set_defaults(run=_scores)
+    sample = sub.add_parser("sample", help="draw distinct row indices by leverage")
+    _add_score_options(sample)
+    sample.add_argument("-m", type=int, required=True, help="number of distinct indices")
+    sample.set_defaults(run=_sample)
     demo = sub.add_parser("demo", help="spectral vs exact scores on built-in synthetic data")
     demo.add_argument("--n", type=int, default=4000, help="points per design (default 4000)")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--verbose", action="store_true", help="progress bars and stage timings")
-    demo.set_defaults(run=_demo)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING)
-    if getattr(args, "n", 2) < 2:
-        parser.error("--n must be at least 2")
-    return args.run(args)
+    demo.set_defaults(run=_demo, quiet=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``spectral-leverage`` command; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.run(args)
+    except (InputError, ValueError, TypeError) as err:
+        message = " ".join(str(err).split())
+        print(f"spectral-leverage {args.command}: error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

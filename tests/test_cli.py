@@ -1,0 +1,109 @@
+"""The spectral-leverage command, run as a user would (subprocess)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+COMMAND = [sys.executable, "-m", "spectral_leverage.cli"]
+
+
+def run(*args, cwd=None):
+    return subprocess.run([*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+@pytest.fixture
+def data_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(size=(300, 2)), rng.normal(size=300)])
+    path = tmp_path / "data.csv"
+    np.savetxt(path, X, delimiter=",", header="a,b,target", comments="")
+    return path
+
+
+def one_line_error(result, *words):
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+def test_scores_csv_and_npy(data_csv, tmp_path):
+    out = tmp_path / "scores.csv"
+    result = run("scores", data_csv, "--drop-target", "--reg", "1e-3", "--length-scale", "0.3", "-o", out,
+                 "--quiet")
+    assert result.returncode == 0, result.stderr
+    table = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert table.shape == (300, 3)
+    np.testing.assert_allclose(table[:, 2].sum(), 1.0, rtol=1e-8)
+    np.testing.assert_allclose(table[:, 0] / 300, table[:, 1], rtol=1e-8)
+    np.save(tmp_path / "X.npy", np.loadtxt(data_csv, delimiter=",", skiprows=1)[:, :2])
+    result = run("scores", tmp_path / "X.npy", "--reg", "1e-3", "--length-scale", "0.3", "-o",
+                 tmp_path / "s.npy", "--quiet")
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "s.npy"), table, rtol=1e-8)
+
+
+def test_sample_writes_distinct_indices(data_csv, tmp_path):
+    out = tmp_path / "idx.txt"
+    result = run("sample", data_csv, "--drop-target", "-m", 40, "--reg", "1e-3", "-o", out, "--quiet")
+    assert result.returncode == 0, result.stderr
+    indices = np.loadtxt(out, skiprows=1, dtype=int)
+    assert indices.size == 40 and np.unique(indices).size == 40 and indices.max() < 300
+
+
+def test_exact_method_matches_library(data_csv, tmp_path):
+    from sklearn.gaussian_process.kernels import Matern
+
+    from spectral_leverage import exact_leverage
+
+    out = tmp_path / "exact.csv"
+    assert run("scores", data_csv, "--drop-target", "--method", "exact", "--reg", "1e-2", "-o", out,
+               "--quiet").returncode == 0
+    X = np.loadtxt(data_csv, delimiter=",", skiprows=1)[:, :2]
+    np.testing.assert_allclose(np.loadtxt(out, delimiter=",", skiprows=1)[:, 1],
+                               exact_leverage(X, Matern(1.0, nu=1.5), 1e-2), rtol=1e-8)
+
+
+def test_missing_file(tmp_path):
+    one_line_error(run("scores", tmp_path / "absent.csv", "--reg", "1", "-o", tmp_path / "o.csv"),
+                   "no such file")
+
+
+def test_non_numeric_column(tmp_path):
+    path = tmp_path / "words.csv"
+    path.write_text("a,b\n1,2\n3,four\n")
+    one_line_error(run("scores", path, "--reg", "1", "-o", tmp_path / "o.csv"), "line 3", "'b'", "four")
+
+
+def test_nan_value(tmp_path):
+    path = tmp_path / "nan.csv"
+    path.write_text("a,b\n1,2\n3,nan\n4,5\n")
+    one_line_error(run("scores", path, "--reg", "1", "-o", tmp_path / "o.csv"), "NaN", "'b'")
+
+
+def test_unknown_kernel(data_csv, tmp_path):
+    one_line_error(run("scores", data_csv, "--kernel", "periodic", "--reg", "1", "-o", tmp_path / "o.csv"),
+                   "--kernel", "periodic")
+
+
+@pytest.mark.parametrize("reg", ["0", "-1"])
+def test_non_positive_reg(data_csv, tmp_path, reg):
+    one_line_error(run("scores", data_csv, f"--reg={reg}", "-o", tmp_path / "o.csv"), "--reg")
+
+
+def test_ragged_rows_and_bad_m(data_csv, tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("a,b\n1,2\n3\n")
+    one_line_error(run("scores", path, "--reg", "1", "-o", tmp_path / "o.csv"), "line 3")
+    one_line_error(run("sample", data_csv, "-m", "0", "--reg", "1", "-o", tmp_path / "i.txt"), "-m")
+    one_line_error(run("sample", data_csv, "-m", "1000", "--reg", "1", "-o", tmp_path / "i.txt"), "1000")
+
+
+def test_help_for_each_command():
+    for command in ("scores", "sample", "demo"):
+        result = run(command, "--help")
+        assert result.returncode == 0 and "usage" in result.stdout
