@@ -10,15 +10,28 @@ from .density import TreeDensity
 from .exact import ExactLeverage, exact_leverage
 from .kernels import parse_kernel, spectral_density
 from .leverage import SpectralLeverage
-from .samplers import SAMPLERS, leverage_scores, make_sampler
-from .samplers.uniform import UniformSampler
+from .samplers import (
+    BLESS,
+    SAMPLERS,
+    SQUEAK,
+    AlaouiMahoneySampler,
+    RecursiveRLS,
+    UniformSampler,
+    leverage_scores,
+    make_sampler,
+    merge_squeak,
+)
 from .sketch import RandomFourierKRR, SketchedKRR
 
 __all__ = [
+    "BLESS",
     "SAMPLERS",
+    "SQUEAK",
+    "AlaouiMahoneySampler",
     "ExactLeverage",
     "LeverageSampler",
     "RandomFourierKRR",
+    "RecursiveRLS",
     "SketchedKRR",
     "SpectralLeverage",
     "TreeDensity",
@@ -26,6 +39,7 @@ __all__ = [
     "exact_leverage",
     "leverage_scores",
     "make_sampler",
+    "merge_squeak",
     "parse_kernel",
     "spectral_density",
 ]

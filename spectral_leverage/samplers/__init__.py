@@ -11,14 +11,32 @@ from sklearn.base import clone
 from ..base import LeverageSampler
 from ..exact import ExactLeverage
 from ..leverage import SpectralLeverage
+from .alaoui_mahoney import AlaouiMahoneySampler
+from .bless import BLESS
+from .recursive_rls import RecursiveRLS
+from .squeak import SQUEAK, merge_squeak
 from .uniform import UniformSampler
 
-__all__ = ["SAMPLERS", "leverage_scores", "make_sampler"]
+__all__ = [
+    "BLESS",
+    "SAMPLERS",
+    "SQUEAK",
+    "AlaouiMahoneySampler",
+    "RecursiveRLS",
+    "UniformSampler",
+    "leverage_scores",
+    "make_sampler",
+    "merge_squeak",
+]
 
 SAMPLERS: dict[str, type[LeverageSampler]] = {
     "spectral": SpectralLeverage,
     "uniform": UniformSampler,
     "exact": ExactLeverage,
+    "alaoui-mahoney": AlaouiMahoneySampler,
+    "recursive-rls": RecursiveRLS,
+    "squeak": SQUEAK,
+    "bless": BLESS,
 }
 
 

@@ -1,0 +1,87 @@
+r"""El Alaoui & Mahoney (2015): ridge leverage scores of a column-sampled Nyström approximation."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils import check_scalar
+
+from .._validation import check_data, check_positive, check_random_state
+from ..base import LeverageSampler
+from ._dictionary import check_kernel, nystrom_leverage
+
+__all__ = ["AlaouiMahoneySampler"]
+
+
+class AlaouiMahoneySampler(LeverageSampler):
+    r"""Approximate ridge leverage from a diagonal-sampled Nyström approximation (``"alaoui-mahoney"``).
+
+    Conventions: :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` with :math:`\lambda` = ``reg``;
+    ``scores_`` are :math:`n\,\tilde l_i`.
+
+    Algorithm (El Alaoui & Mahoney, "Fast randomized kernel ridge regression with statistical
+    guarantees", NeurIPS 2015, Algorithm 1): draw ``n_columns`` = p distinct columns J with
+    probabilities proportional to the diagonal :math:`k_{ii}` (uniform for a stationary kernel), form
+    :math:`L = C W^{+} C^\top` with :math:`C = K_{nJ}`, :math:`W = K_{JJ}`, and return
+    :math:`\tilde l_i = [L(L + n\lambda I)^{-1}]_{ii}`, computed through the p×p system
+    :math:`B^\top B + n\lambda I` with :math:`B = C W^{+1/2}`.
+
+    Parameters
+    ----------
+    kernel : sklearn kernel
+    reg : float
+        :math:`\lambda > 0`.
+    n_columns : int or None, default=None
+        Number p of sampled columns (capped at n). None uses :math:`p = \lceil \sqrt{n}\,\log n \rceil`.
+        The paper's guarantee needs :math:`p \gtrsim d_\mathrm{mof} \log n`, with
+        :math:`d_\mathrm{mof} = n \max_i l_i` the maximal degrees of freedom, unknown before fitting;
+        :math:`\sqrt n` stands in for :math:`d_\mathrm{mof}` (it is the usual Nyström budget, and on
+        the validation designs, n = 4000 and ``reg`` = n^{-3/4}, p = 525 gives 5th/95th percentile
+        R-ACC within [0.9, 1.08]) while keeping the cost :math:`O(n p^2) = O(n^2 \log^2 n)`; pass an
+        explicit p for large n or very peaked densities.
+    random_state : int, numpy Generator or None
+
+    Notes
+    -----
+    Time :math:`O(n p^2 + p^3)` (two passes over the rows), memory :math:`O(b p + p^2)` with
+    row blocks of b rows. The Nyström matrix satisfies :math:`L \preceq K`, so the estimates are
+    biased low where the sample misses a region (sparse tails); with ``n_columns = n`` they are exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process.kernels import Matern
+    >>> X = np.random.default_rng(0).uniform(size=(1000, 1))
+    >>> am = AlaouiMahoneySampler(Matern(0.5, nu=1.5), reg=1e-3, random_state=0).fit(X)
+    >>> am.scores_.shape, am.sample(5).shape
+    ((1000,), (5,))
+    """
+
+    def __init__(self, kernel, reg: float, *, n_columns=None, random_state=None):
+        self.kernel = kernel
+        self.reg = reg
+        self.n_columns = n_columns
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> AlaouiMahoneySampler:
+        """Sample the columns and set ``scores_`` (≈ n·l_i), ``column_indices_`` and ``n_features_in_``."""
+        X = check_data(X)
+        kernel = check_kernel(self.kernel)
+        reg = check_positive(self.reg, "reg")
+        n = X.shape[0]
+        if self.n_columns is None:
+            p = int(np.ceil(np.sqrt(n) * np.log(n)))
+        else:
+            p = int(check_scalar(self.n_columns, "n_columns", Integral, min_val=1))
+        p = min(p, n)
+        rng = check_random_state(self.random_state)
+        diag = kernel.diag(X)
+        if p == n:
+            cols = np.arange(n)
+        else:
+            cols = np.sort(rng.choice(n, size=p, replace=False, p=diag / diag.sum()))
+        self.n_features_in_ = X.shape[1]
+        self.column_indices_ = cols
+        self._set_scores(n * nystrom_leverage(X, kernel, X[cols], n * reg))
+        return self
