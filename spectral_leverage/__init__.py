@@ -10,6 +10,7 @@ from .density import TreeDensity
 from .exact import ExactLeverage, exact_leverage
 from .kernels import parse_kernel, spectral_density
 from .leverage import SpectralLeverage
+from .nystrom import LeverageNystroem, NystromKRR, sample_centers
 from .samplers import (
     BLESS,
     SAMPLERS,
@@ -29,7 +30,9 @@ __all__ = [
     "SQUEAK",
     "AlaouiMahoneySampler",
     "ExactLeverage",
+    "LeverageNystroem",
     "LeverageSampler",
+    "NystromKRR",
     "RandomFourierKRR",
     "RecursiveRLS",
     "SketchedKRR",
@@ -41,6 +44,7 @@ __all__ = [
     "make_sampler",
     "merge_squeak",
     "parse_kernel",
+    "sample_centers",
     "spectral_density",
 ]
 
