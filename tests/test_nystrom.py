@@ -12,7 +12,7 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from spectral_leverage import SpectralLeverage, UniformSampler
+from spectral_leverage import SAMPLERS, SpectralLeverage, UniformSampler
 from spectral_leverage.base import LeverageSampler
 from spectral_leverage.nystrom import LeverageNystroem, NystromKRR, sample_centers
 
@@ -292,3 +292,15 @@ def test_verbose_logs_and_never_prints(caplog, capsys):
     with caplog.at_level(logging.INFO, logger="spectral_leverage.nystrom"):
         NystromKRR(RBF(0.5), 1e-3, 50, random_state=0).fit(X, y)
     assert not caplog.records
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_every_sampler_name_fits(name):
+    X, f, y = _risk_design(7, n=800)
+    kernel, reg = Matern(length_scale=0.5, nu=1.5), 800**-0.75
+    model = NystromKRR(kernel, reg, 60, sampler=name, random_state=0).fit(X, y)
+    risk = np.mean((model.predict(X) - f) ** 2)
+    assert 1 <= model.center_indices_.size <= 60
+    assert risk < 0.5 * np.var(f)  # learns most of f*
+    again = NystromKRR(kernel, reg, 60, sampler=name, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.center_indices_, again.center_indices_)
