@@ -10,8 +10,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_array, check_scalar
+from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["check_data", "check_positive", "check_random_state", "check_samples"]
+__all__ = ["check_data", "check_fitted_data", "check_positive", "check_random_state", "check_samples"]
 
 
 def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
@@ -28,6 +29,19 @@ def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
         ensure_min_samples=min_samples,
         input_name=name,
     )
+
+
+def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_") -> np.ndarray:
+    """Query data for a fitted estimator: ``NotFittedError`` before ``fit``, then
+    :func:`check_data` (one row suffices) and ``ValueError`` for a different number of features."""
+    check_is_fitted(estimator, fitted_attribute)
+    X = check_data(X, min_samples=1)
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+    return X
 
 
 def check_positive(value, name: str) -> float:

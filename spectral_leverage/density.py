@@ -33,10 +33,9 @@ from pykdtree.kdtree import KDTree
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator
 from sklearn.neighbors import KernelDensity
-from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from ._validation import check_data, check_positive, check_random_state, check_samples
+from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
 
 __all__ = [
     "DEFAULT_MEMORY_BUDGET",
@@ -162,12 +161,7 @@ class TreeDensity(BaseEstimator):
 
     def log_density(self, X) -> np.ndarray:
         """Natural log of :meth:`density`, shape (n,)."""
-        check_is_fitted(self, "bandwidth_")
-        X = check_data(X, min_samples=1)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but the density was fitted on {self.n_features_in_}."
-            )
+        X = check_fitted_data(self, X, fitted_attribute="bandwidth_")
         W = X / self.bandwidth_
         if X.shape[0] <= self.n_tree_ or self.max_samples is None:
             return self._direct(W)
@@ -259,12 +253,7 @@ class KNNDensity(BaseEstimator):
     def log_density(self, X, *, training: bool = False) -> np.ndarray:
         """Log-density at the rows of X; ``training=True`` when X is the data passed to ``fit``
         and every row is a tree point (its own distance 0 is then not counted)."""
-        check_is_fitted(self, "n_tree_")
-        X = check_data(X, min_samples=1)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but the density was fitted on {self.n_features_in_}."
-            )
+        X = check_fitted_data(self, X, fitted_attribute="n_tree_")
         skip = int(training and self._self_in_tree)
         m = self.n_tree_ - skip
         k = min(self.n_neighbors, m)

@@ -25,9 +25,8 @@ import time
 from numbers import Real
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_data, check_positive
+from ._validation import check_data, check_fitted_data, check_positive
 from .base import LeverageSampler
 from .density import DEFAULT_MEMORY_BUDGET, KNNDensity, TreeDensity, check_bandwidth
 from .intrinsic import intrinsic_dimension
@@ -230,13 +229,7 @@ class SpectralLeverage(LeverageSampler):
         -------
         ndarray of shape (m,)
         """
-        check_is_fitted(self, "scores_")
-        X = check_data(X, min_samples=1)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but SpectralLeverage was fitted with "
-                f"{self.n_features_in_}."
-            )
+        X = check_fitted_data(self, X, fitted_attribute="scores_")
         n = self.scores_.shape[0]
         if not self._active.any():
             return np.full(X.shape[0], self.scores_[0])

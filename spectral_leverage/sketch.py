@@ -25,9 +25,8 @@ import scipy.fft
 import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_array, check_consistent_length
-from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_data, check_positive, check_random_state, check_samples
+from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
 from .density import DEFAULT_MEMORY_BUDGET, row_chunks
 from .exact import MAX_EXACT_SAMPLES
 from .kernels import StationaryKernel, parse_kernel
@@ -50,17 +49,6 @@ def _check_fit_data(X, y, kernel) -> tuple[np.ndarray, np.ndarray, StationaryKer
     parsed = parse_kernel(kernel)
     parsed.check_n_features(X.shape[1])
     return X, y, parsed
-
-
-def _check_predict_data(estimator, X) -> np.ndarray:
-    check_is_fitted(estimator, "n_features_in_")
-    X = check_data(X, min_samples=1)
-    if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-            f"{estimator.n_features_in_} features as input."
-        )
-    return X
 
 
 def _check_bool(value, name: str) -> bool:
@@ -277,7 +265,7 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_query,) or (n_query, n_outputs)
         """
-        X = _check_predict_data(self, X)
+        X = check_fitted_data(self, X)
         n_fit = self.X_fit_.shape[0]
         out = np.empty((X.shape[0], *self.dual_coef_.shape[1:]))
         for rows in row_chunks(X.shape[0], 32.0 * n_fit, DEFAULT_MEMORY_BUDGET):
@@ -499,7 +487,7 @@ class RandomFourierKRR(RegressorMixin, BaseEstimator):
 
         ``feature_map(X) @ feature_map(Z).T`` approximates ``kernel(X, Z)``.
         """
-        return self._features(_check_predict_data(self, X))
+        return self._features(check_fitted_data(self, X))
 
     def predict(self, X) -> np.ndarray:
         """:math:`\\hat f(x) = \\varphi(x)^\\top \\hat w`, in row blocks.
@@ -512,7 +500,7 @@ class RandomFourierKRR(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_query,) or (n_query, n_outputs)
         """
-        X = _check_predict_data(self, X)
+        X = check_fitted_data(self, X)
         out = np.empty((X.shape[0], *self.coef_.shape[1:]))
         for rows in row_chunks(X.shape[0], 16.0 * self.coef_.shape[0], DEFAULT_MEMORY_BUDGET):
             out[rows] = self._features(X[rows]) @ self.coef_
