@@ -169,10 +169,10 @@ class SpectralLeverage(LeverageSampler):
             return self
         length = np.broadcast_to(spec.length_scale, (d,))[self._active]
         self._length, self._mean_length = length, float(np.exp(np.mean(np.log(length))))
-        self.intrinsic_dim_ = self._choose_dimension(X)
+        self.intrinsic_dim_, on_manifold = self._choose_dimension(X)
         if self.density is not None:
             p_unit = self._given_density(X) * self._mean_length**self.intrinsic_dim_
-        elif self.intrinsic_dim_ < self._active.sum():
+        elif on_manifold:
             self._model = KNNDensity(
                 self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self.max_tree_size,
                 memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
@@ -195,28 +195,29 @@ class SpectralLeverage(LeverageSampler):
         """Active features divided by their length scales: the geometry the kernel sees."""
         return X[:, self._active] / self._length
 
-    def _choose_dimension(self, X: np.ndarray) -> float:
-        """d' per ``intrinsic_dim``: the ambient d, a given value, or the estimate when the data
-        do not fill the space (estimate < 90 % of d, beyond the estimator's own error)."""
+    def _choose_dimension(self, X: np.ndarray) -> tuple[float, bool]:
+        """(d', whether to use the k-NN density in d') per ``intrinsic_dim``: the ambient d with the
+        KDE (None, or "auto" when the estimate is at least 90 % of d, i.e. within the estimator's
+        own error), else d' with the k-NN density (a given number, or a lower "auto" estimate)."""
         d = int(self._active.sum())
         choice = self.intrinsic_dim
         if choice is None:
-            return float(d)
+            return float(d), False
         if isinstance(choice, str):
             if choice != "auto":
                 raise ValueError(f"intrinsic_dim must be 'auto', a number or None, got {choice!r}.")
             if self.density is not None:
-                return float(d)  # a given density is taken as a density on R^d
+                return float(d), False  # a given density is taken as a density on R^d
             estimate = intrinsic_dimension(self._unit(X), max_samples=self.max_tree_size,
                                            random_state=self.random_state)
-            return estimate if estimate < 0.9 * d else float(d)
+            return (estimate, True) if estimate < 0.9 * d else (float(d), False)
         value = check_positive(choice, "intrinsic_dim")
         if not 1 <= value <= d:
             raise ValueError(
                 f"intrinsic_dim must be between 1 and the number of non-constant features ({d}), "
                 f"got {choice!r}."
             )
-        return value
+        return value, True
 
     def score_samples(self, X) -> np.ndarray:
         """Rescaled scores :math:`h(p(x))` at new points, on the scale of ``scores_``.

@@ -296,3 +296,12 @@ def test_invariants(n, d, seed, log_reg, nu):
     assert sl.probabilities_.sum() == pytest.approx(1.0)
     # relative accuracy is scale-free
     np.testing.assert_allclose(relative_accuracy(sl.scores_, 3 * sl.scores_), 1.0)
+
+
+def test_given_intrinsic_dim_uses_knn_density_even_when_equal_to_d():
+    X = np.random.default_rng(8).uniform(size=(2000, 2))
+    given = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=2.0).fit(X)
+    ambient = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=None).fit(X)
+    assert given.intrinsic_dim_ == ambient.intrinsic_dim_ == 2.0
+    assert type(given._model).__name__ == "KNNDensity" and type(ambient._model).__name__ == "TreeDensity"
+    assert not np.allclose(given.scores_, ambient.scores_)
