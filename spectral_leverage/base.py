@@ -18,10 +18,11 @@ __all__ = ["LeverageSampler"]
 
 
 class LeverageSampler(BaseEstimator):
-    """Base class: subclasses implement ``fit`` and finish it with ``self._set_scores(scores)``.
+    """Base class: subclasses implement ``fit`` and finish it with ``self._set_scores(scores)``,
+    which sets the attributes below.
 
-    Attributes (after ``fit``)
-    --------------------------
+    Attributes
+    ----------
     scores_ : ndarray of shape (n,)
         Rescaled leverage scores, :math:`\\approx n\\,l_i`.
     leverage_ : ndarray of shape (n,)

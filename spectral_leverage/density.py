@@ -82,8 +82,9 @@ class TreeDensity(BaseEstimator):
 
     Parameters
     ----------
-    bandwidth : {"scott", "silverman"} or float, default="scott"
-        Rule applied to the standardised data, or an isotropic bandwidth in the units of X.
+    bandwidth : str or float, default="scott"
+        "scott" or "silverman" (rules applied to the standardised data), or an isotropic bandwidth
+        in the units of X.
     rtol : float, default=1e-2
         Relative tolerance of the direct KDE (scikit-learn's dual-tree bound).
     max_samples : int or None, default=16384

@@ -34,7 +34,8 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False) -> np.ndarray:
 
     Returns
     -------
-    ndarray of shape (n,), values in (0, 1), summing to the effective dimension.
+    leverage : ndarray of shape (n,)
+        Values in (0, 1), summing to the effective dimension.
 
     Examples
     --------

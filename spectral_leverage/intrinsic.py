@@ -40,8 +40,10 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     X : array_like of shape (n, d)
         Distances are Euclidean in these coordinates (pass ``X / length_scale`` to see the
         geometry the kernel sees).
-    k_min, k_max : int, default=50, 100
-        Range of neighbourhood sizes averaged over (2 <= k_min <= k_max); reduced for small n.
+    k_min : int, default=50
+        Smallest neighbourhood size averaged over (2 <= k_min <= k_max).
+    k_max : int, default=100
+        Largest neighbourhood size; both are reduced for small n.
     max_samples : int or None, default=16384
         Estimate from a random subsample of at most this many distinct points.
     random_state : int, numpy Generator or None

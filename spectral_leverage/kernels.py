@@ -196,7 +196,8 @@ def spectral_density(kernel, r, d: int) -> np.ndarray:
 
     Returns
     -------
-    ndarray, same shape as ``r``.
+    s : ndarray
+        Same shape as ``r``.
 
     Examples
     --------

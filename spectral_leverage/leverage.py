@@ -39,11 +39,11 @@ logger = logging.getLogger(__name__)
 
 
 class SpectralLeverage(LeverageSampler):
-    """Approximate ridge leverage scores from the input density (Chen & Yang, 2021).
+    r"""Approximate ridge leverage scores from the input density (Chen & Yang, 2021).
 
     Cost: a KDE at up to ``max_tree_size`` anchors and one 8-nearest-neighbour query per point
     (ambient path) or one 50-nearest-neighbour query per point (intrinsic path), and a few hundred
-    univariate integrals: :math:`O(n \\log n)` time and :math:`O(n)` memory.
+    univariate integrals: :math:`O(n \log n)` time and :math:`O(n)` memory.
 
     Parameters
     ----------
@@ -51,9 +51,10 @@ class SpectralLeverage(LeverageSampler):
         ``Matern(length_scale, nu)`` or ``RBF(length_scale)``, optionally times ``ConstantKernel``.
         Anisotropic length scales are supported.
     reg : float
-        :math:`\\lambda > 0`; the scores approximate :math:`n\\,[K(K + n\\lambda I)^{-1}]_{ii}`.
-    bandwidth : {"scott", "silverman"} or float, default="scott"
-        Bandwidth of the kernel density estimate (rule on standardised data, or a float in X's units).
+        :math:`\lambda > 0`; the scores approximate :math:`n\,[K(K + n\lambda I)^{-1}]_{ii}`.
+    bandwidth : str or float, default="scott"
+        Bandwidth of the kernel density estimate: "scott" or "silverman" (rules on standardised
+        data), or a float in X's units.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (see :mod:`spectral_leverage.quadrature`).
     intrinsic_dim : "auto", float or None, default="auto"
@@ -102,7 +103,7 @@ class SpectralLeverage(LeverageSampler):
     -----
     Constant features do not change the kernel matrix, so they are dropped before the density is
     estimated; if all features are constant, every point is the same and the exact scores
-    :math:`n\\,l_i = k(0)/(k(0) + \\lambda)` are returned.
+    :math:`n\,l_i = k(0)/(k(0) + \lambda)` are returned.
 
     References
     ----------

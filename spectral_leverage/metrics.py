@@ -43,9 +43,10 @@ def score_accuracy(approx, exact) -> dict[str, float]:
 
     Returns
     -------
-    dict with ``mean``, ``p05``, ``p95`` (of R-ACC), ``spearman`` (rank correlation) and
-    ``scale`` (``sum(approx) / sum(exact)``: 1 when both are on the same absolute scale, e.g. the
-    ratio of effective dimensions when both are :math:`n\\,l_i`).
+    summary : dict of str to float
+        ``mean``, ``p05``, ``p95`` (of R-ACC), ``spearman`` (rank correlation) and ``scale``
+        (``sum(approx) / sum(exact)``: 1 when both are on the same absolute scale, e.g. the ratio
+        of effective dimensions when both are :math:`n\\,l_i`).
 
     Examples
     --------

@@ -141,7 +141,8 @@ def sa_integral(p, kernel: StationaryKernel, reg: float, d: float,
 
     Returns
     -------
-    ndarray of shape (m,): approximate rescaled leverage :math:`n\\,l`.
+    h : ndarray of shape (m,)
+        Approximate rescaled leverage :math:`n\\,l`.
     """
     check_integral(integral, kernel)
     p = np.asarray(p, dtype=float)
