@@ -38,8 +38,12 @@ def sparse_mode(n: int, rng: np.random.Generator) -> np.ndarray:
     return np.where(far[:, None], rng.uniform(2, 3, size=(n, 3)), rng.uniform(size=(n, 3)))
 
 
-def target(X: np.ndarray) -> np.ndarray:
-    return np.sin(4 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
+def regression_problem(design, n: int, seed: int):
+    """(X, f*(X), y = f* + N(0, 0.5²)) for a design, f*(x) = sin(4x₁) + x₂² − x₃."""
+    rng = np.random.default_rng(seed)
+    X = design(n, rng)
+    f = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
+    return X, f, f + 0.5 * rng.normal(size=n)
 
 
 def exact_krr_risk(X, f, y, reg) -> float:
@@ -70,10 +74,7 @@ def table_scaling(sizes, m, seeds) -> None:
         rows = {name: {"t": [], "acc": [], "risk": []} for name in METHODS}
         exact_risks = []
         for seed in range(seeds):
-            rng = np.random.default_rng(seed)
-            X = bimodal(n, rng)
-            f = target(X)
-            y = f + 0.5 * rng.normal(size=n)
+            X, f, y = regression_problem(bimodal, n, seed)
             exact = n * exact_leverage(X, KERNEL, reg) if affordable else None
             if affordable:
                 exact_risks.append(exact_krr_risk(X, f, y, reg))
@@ -106,10 +107,7 @@ def table_sparse_mode(ms, seeds) -> None:
     ratios = {name: {m: [] for m in ms} for name in METHODS}
     exact_risks = []
     for seed in range(seeds):
-        rng = np.random.default_rng(seed)
-        X = sparse_mode(n, rng)
-        f = target(X)
-        y = f + 0.5 * rng.normal(size=n)
+        X, f, y = regression_problem(sparse_mode, n, seed)
         exact_risks.append(exact_krr_risk(X, f, y, reg))
         for name in METHODS:
             sampler = make_sampler(name, kernel=KERNEL, reg=reg, random_state=seed).fit(X)
