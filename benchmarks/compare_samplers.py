@@ -22,6 +22,7 @@ from scipy.sparse.linalg import cg
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage import SAMPLERS, NystromKRR, exact_leverage, make_sampler
+from spectral_leverage.datasets import make_bimodal, make_regression_target, make_sparse_mode
 from spectral_leverage.metrics import score_accuracy
 
 KERNEL = Matern(length_scale=0.5, nu=1.5)
@@ -29,21 +30,14 @@ METHODS = [name for name in SAMPLERS if name != "exact"] + ["exact"]
 
 
 def bimodal(n: int, rng: np.random.Generator) -> np.ndarray:
-    in_mode = rng.uniform(size=n) < 0.1
-    return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, 3)), rng.uniform(size=(n, 3)))
-
-
-def sparse_mode(n: int, rng: np.random.Generator) -> np.ndarray:
-    far = rng.uniform(size=n) < 0.03
-    return np.where(far[:, None], rng.uniform(2, 3, size=(n, 3)), rng.uniform(size=(n, 3)))
+    return make_bimodal(n, 3, random_state=rng)
 
 
 def regression_problem(design, n: int, seed: int):
-    """(X, f*(X), y = f* + N(0, 0.5²)) for a design, f*(x) = sin(4x₁) + x₂² − x₃."""
+    """(X, f*(X), y = f* + N(0, 0.5²)) for a design, one generator for X and the noise."""
     rng = np.random.default_rng(seed)
-    X = design(n, rng)
-    f = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
-    return X, f, f + 0.5 * rng.normal(size=n)
+    X = design(n, random_state=rng)
+    return (X, *make_regression_target(X, random_state=rng))
 
 
 def exact_krr_risk(X, f, y, reg) -> float:
@@ -107,7 +101,7 @@ def table_sparse_mode(ms, seeds) -> None:
     ratios = {name: {m: [] for m in ms} for name in METHODS}
     exact_risks = []
     for seed in range(seeds):
-        X, f, y = regression_problem(sparse_mode, n, seed)
+        X, f, y = regression_problem(make_sparse_mode, n, seed)
         exact_risks.append(exact_krr_risk(X, f, y, reg))
         for name in METHODS:
             sampler = make_sampler(name, kernel=KERNEL, reg=reg, random_state=seed).fit(X)

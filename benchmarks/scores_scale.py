@@ -18,13 +18,8 @@ from pykdtree.kdtree import KDTree
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage import SpectralLeverage
+from spectral_leverage.datasets import make_bimodal
 from spectral_leverage.density import TreeDensity
-
-
-def bimodal(n: int, d: int, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    in_mode = rng.uniform(size=n) < 0.1
-    return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, d)), rng.uniform(size=(n, d)))
 
 
 def timed(fn) -> float:
@@ -39,7 +34,7 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    X = bimodal(args.n, args.d)
+    X = make_bimodal(args.n, args.d, random_state=0)
     kernel, reg = Matern(length_scale=0.5, nu=1.5), args.n**-0.75
     rows: dict[str, list[float]] = {}
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.gaussian_process.kernels import RBF, Matern
 
+from .datasets import make_bimodal
 from .exact import exact_leverage
 from .leverage import SpectralLeverage
 from .metrics import score_accuracy
@@ -147,11 +148,6 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bimodal(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    in_mode = rng.uniform(size=n) < 0.1
-    return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, d)), rng.uniform(size=(n, d)))
-
-
 def _demo(args: argparse.Namespace) -> int:
     if args.n < 2:
         raise InputError(f"--n must be at least 2, got {args.n}")
@@ -162,7 +158,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"{'design':14s} {'spectral s':>10s} {'exact s':>8s} {'mean R-ACC':>10s} {'5th':>6s} "
           f"{'95th':>6s} {'Spearman':>8s} {'d_eff ratio':>11s}")
     for d in (1, 3):
-        X = _bimodal(n, d, rng)
+        X = make_bimodal(n, d, random_state=rng)
         start = time.perf_counter()
         approx = SpectralLeverage(kernel, reg, random_state=args.seed).fit(X).scores_
         t_spectral = time.perf_counter() - start

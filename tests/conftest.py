@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from spectral_leverage.datasets import make_bimodal
+
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
@@ -14,16 +16,10 @@ def uniform_1d(n: int, rng: np.random.Generator) -> np.ndarray:
     return rng.uniform(size=(n, 1))
 
 
-def bimodal(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """0.9·U[0,1]^d + 0.1·N((1.5,…,1.5), 0.05²·I)."""
-    in_mode = rng.uniform(size=n) < 0.1
-    return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, d)), rng.uniform(size=(n, d)))
-
-
 DESIGNS = {
     "uniform-1d": lambda n, rng: uniform_1d(n, rng),
-    "bimodal-1d": lambda n, rng: bimodal(n, 1, rng),
-    "bimodal-3d": lambda n, rng: bimodal(n, 3, rng),
+    "bimodal-1d": lambda n, rng: make_bimodal(n, 1, random_state=rng),
+    "bimodal-3d": lambda n, rng: make_bimodal(n, 3, random_state=rng),
 }
 
 

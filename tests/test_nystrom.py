@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from spectral_leverage import SAMPLERS, SpectralLeverage, UniformSampler
 from spectral_leverage.base import LeverageSampler
+from spectral_leverage.datasets import make_regression_target, make_sparse_mode
 from spectral_leverage.nystrom import LeverageNystroem, NystromKRR, sample_centers
 
 
@@ -115,10 +116,8 @@ def test_blocks_respect_memory_budget():
 # 4. accuracy where leverage matters
 def _risk_design(seed, n=6000):
     rng = np.random.default_rng(seed)
-    far = rng.uniform(size=n) < 0.03
-    X = np.where(far[:, None], rng.uniform(2, 3, size=(n, 3)), rng.uniform(size=(n, 3)))
-    f = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
-    return X, f, f + 0.5 * rng.normal(size=n)
+    X = make_sparse_mode(n, random_state=rng)
+    return (X, *make_regression_target(X, random_state=rng))
 
 
 @pytest.fixture(scope="module")
