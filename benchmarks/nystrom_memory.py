@@ -19,7 +19,7 @@ import time
 import numpy as np
 from sklearn.gaussian_process.kernels import Matern
 
-from spectral_leverage.density import DEFAULT_MEMORY_BUDGET
+from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
 from spectral_leverage.nystrom import NystromKRR
 
 

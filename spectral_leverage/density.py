@@ -35,20 +35,17 @@ from sklearn.base import BaseEstimator
 from sklearn.neighbors import KernelDensity
 from tqdm.auto import tqdm
 
+from ._blocks import DEFAULT_MEMORY_BUDGET, row_chunks
 from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
 
 __all__ = [
-    "DEFAULT_MEMORY_BUDGET",
     "KNNDensity",
     "TreeDensity",
     "bandwidth_factor",
     "check_bandwidth",
-    "row_chunks",
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
 
 
 def bandwidth_factor(rule: str, n: int, d: float) -> float:
@@ -68,13 +65,6 @@ def check_bandwidth(bandwidth) -> str | float:
             and bandwidth > 0:
         return float(bandwidth)
     raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive float, got {bandwidth!r}.")
-
-
-def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
-    """Yield slices of at most ``memory_budget / bytes_per_row`` rows (at least 1) covering n_rows."""
-    step = max(1, int(memory_budget // max(bytes_per_row, 1.0)))
-    for start in range(0, n_rows, step):
-        yield slice(start, min(start + step, n_rows))
 
 
 class TreeDensity(BaseEstimator):

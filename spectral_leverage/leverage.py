@@ -26,9 +26,10 @@ from numbers import Real
 
 import numpy as np
 
+from ._blocks import DEFAULT_MEMORY_BUDGET
 from ._validation import check_data, check_fitted_data, check_positive
 from .base import LeverageSampler
-from .density import DEFAULT_MEMORY_BUDGET, KNNDensity, TreeDensity, check_bandwidth
+from .density import KNNDensity, TreeDensity, check_bandwidth
 from .intrinsic import intrinsic_dimension
 from .kernels import parse_kernel
 from .quadrature import check_integral, sa_scores

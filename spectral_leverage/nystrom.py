@@ -57,8 +57,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_product, row_chunks
 from ._validation import check_data, check_positive, check_random_state, check_samples
-from .density import DEFAULT_MEMORY_BUDGET, row_chunks
 from .kernels import parse_kernel
 from .samplers import make_sampler
 
@@ -70,7 +70,6 @@ DIRECT_MAX_CENTERS = 5000  # solver="auto" uses the direct solver up to this man
 _JITTER = 1e-10  # relative to the mean diagonal of K_JJ; raised tenfold while Cholesky fails
 _CG_TOL = 1e-10  # relative residual of the preconditioned system
 _CG_MAX_ITER = 500
-_BYTES_PER_ENTRY = 8.0 * 5  # float64 kernel block plus the kernel's own temporaries
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,16 +183,7 @@ def _upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def _chunks(n_rows: int, m: int, extra_per_row: float, memory_budget: float) -> list[slice]:
-    return list(row_chunks(n_rows, _BYTES_PER_ENTRY * m + extra_per_row, memory_budget))
-
-
-def _blocked_predict(kernel, X: np.ndarray, centers: np.ndarray, coef: np.ndarray,
-                     memory_budget: float, verbose: bool, desc: str) -> np.ndarray:
-    out = np.empty((X.shape[0], *coef.shape[1:]))
-    chunks = _chunks(X.shape[0], centers.shape[0], 8.0 * (X.shape[1] + coef[0].size), memory_budget)
-    for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
-        out[rows] = kernel(X[rows], centers) @ coef
-    return out
+    return list(row_chunks(n_rows, KERNEL_BYTES_PER_ENTRY * m + extra_per_row, memory_budget))
 
 
 # --------------------------------------------------------------------------------------------
@@ -444,9 +434,9 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         start = time.perf_counter()
-        out = _blocked_predict(self.kernel, X, self.centers_, self.coef_,
-                               check_positive(self.memory_budget, "memory_budget"), self.verbose,
-                               "NystromKRR predict")
+        out = kernel_product(self.kernel, X, self.centers_, self.coef_,
+                             memory_budget=check_positive(self.memory_budget, "memory_budget"),
+                             verbose=self.verbose, desc="NystromKRR predict")
         self._log("predict (%d rows)", start, X.shape[0])
         return out
 
@@ -552,6 +542,6 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         check_is_fitted(self, "normalization_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return _blocked_predict(self.kernel, X, self.components_, self.normalization_.T,
-                                DEFAULT_MEMORY_BUDGET, False, "LeverageNystroem")
+        return kernel_product(self.kernel, X, self.components_, self.normalization_.T,
+                              memory_budget=DEFAULT_MEMORY_BUDGET)
 

@@ -26,8 +26,8 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_array, check_consistent_length
 
+from ._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, row_chunks
 from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
-from .density import DEFAULT_MEMORY_BUDGET, row_chunks
 from .exact import MAX_EXACT_SAMPLES
 from .kernels import StationaryKernel, parse_kernel
 
@@ -266,11 +266,8 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         ndarray of shape (n_query,) or (n_query, n_outputs)
         """
         X = check_fitted_data(self, X)
-        n_fit = self.X_fit_.shape[0]
-        out = np.empty((X.shape[0], *self.dual_coef_.shape[1:]))
-        for rows in row_chunks(X.shape[0], 32.0 * n_fit, DEFAULT_MEMORY_BUDGET):
-            out[rows] = self.kernel(X[rows], self.X_fit_) @ self.dual_coef_
-        return out
+        return kernel_product(self.kernel, X, self.X_fit_, self.dual_coef_,
+                              memory_budget=DEFAULT_MEMORY_BUDGET)
 
 
 # --------------------------------------------------------------------------- random Fourier features

@@ -1,0 +1,33 @@
+"""Row blocks sized by a memory budget: how every n×m kernel product is computed.
+
+No n×m matrix is ever held whole (except in the explicitly exact methods): rows are processed in
+blocks of at most ``memory_budget / bytes_per_row`` rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tqdm.auto import tqdm
+
+__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "kernel_product", "row_chunks"]
+
+DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
+KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
+
+
+def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
+    """Yield slices of at most ``memory_budget / bytes_per_row`` rows (at least 1) covering n_rows."""
+    step = max(1, int(memory_budget // max(bytes_per_row, 1.0)))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+def kernel_product(kernel, X: np.ndarray, Z: np.ndarray, coef: np.ndarray, *, memory_budget: float,
+                   verbose: bool = False, desc: str = "kernel product") -> np.ndarray:
+    """``kernel(X, Z) @ coef`` computed in row blocks of X; shape ``(len(X), *coef.shape[1:])``."""
+    out = np.empty((X.shape[0], *coef.shape[1:]))
+    bytes_per_row = KERNEL_BYTES_PER_ENTRY * Z.shape[0] + 8.0 * (X.shape[1] + coef[0].size)
+    chunks = list(row_chunks(X.shape[0], bytes_per_row, memory_budget))
+    for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
+        out[rows] = kernel(X[rows], Z) @ coef
+    return out
