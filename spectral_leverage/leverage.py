@@ -171,15 +171,17 @@ class SpectralLeverage(LeverageSampler):
             return self
         length = np.broadcast_to(spec.length_scale, (d,))[self._active]
         self._length, self._mean_length = length, float(np.exp(np.mean(np.log(length))))
-        self.intrinsic_dim_, on_manifold = self._choose_dimension(X)
+        # the geometry the kernel sees, needed to estimate d' and by the k-NN density
+        Z = self._unit(X) if self.density is None and self.intrinsic_dim is not None else None
+        self.intrinsic_dim_, on_manifold = self._choose_dimension(Z)
         if self.density is not None:
             p_unit = self._given_density(X) * self._mean_length**self.intrinsic_dim_
         elif on_manifold:
             self._model = KNNDensity(
                 self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self.max_tree_size,
                 memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
-            ).fit(self._unit(X))
-            p_unit = self._model.density(self._unit(X), training=True)
+            ).fit(Z)
+            p_unit = self._model.density(Z, training=True)
         else:
             self._model = TreeDensity(
                 self.bandwidth, rtol=self.rtol, max_samples=self.max_tree_size,
@@ -197,7 +199,7 @@ class SpectralLeverage(LeverageSampler):
         """Active features divided by their length scales: the geometry the kernel sees."""
         return X[:, self._active] / self._length
 
-    def _choose_dimension(self, X: np.ndarray) -> tuple[float, bool]:
+    def _choose_dimension(self, Z: np.ndarray | None) -> tuple[float, bool]:
         """(d', whether to use the k-NN density in d') per ``intrinsic_dim``: the ambient d with the
         KDE (None, or "auto" when the estimate is at least 90 % of d, i.e. within the estimator's
         own error), else d' with the k-NN density (a given number, or a lower "auto" estimate)."""
@@ -210,7 +212,7 @@ class SpectralLeverage(LeverageSampler):
                 raise ValueError(f"intrinsic_dim must be 'auto', a number or None, got {choice!r}.")
             if self.density is not None:
                 return float(d), False  # a given density is taken as a density on R^d
-            estimate = intrinsic_dimension(self._unit(X), max_samples=self.max_tree_size,
+            estimate = intrinsic_dimension(Z, max_samples=self.max_tree_size,
                                            random_state=self.random_state)
             return (estimate, True) if estimate < 0.9 * d else (float(d), False)
         value = check_positive(choice, "intrinsic_dim")
