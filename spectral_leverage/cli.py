@@ -8,6 +8,9 @@ Sub-commands
     M distinct row indices drawn by leverage (one per line, or an .npy array).
 ``demo``
     Spectral vs exact scores on built-in synthetic data (no download).
+``validate [--quick] [--data FILE.csv ...] [--out DIR]``
+    The validation suite (:func:`spectral_leverage.validation.run_validation`): report.md, PNG
+    figures and results.json in DIR (needs matplotlib: ``pip install "spectral_leverage[validate]"``).
 
 DATA is a CSV file (one header row, numeric columns) or an .npy array of shape (n, d). Errors in
 the input or the options end the command with exit code 2 and a one-line message on stderr.
@@ -34,8 +37,11 @@ from .samplers import SAMPLERS, make_sampler
 __all__ = ["main"]
 
 
-class InputError(Exception):
-    """A problem with the user's files or options: reported in one line, exit code 2."""
+class InputError(ValueError):
+    """A problem with the user's files or options: reported in one line, exit code 2.
+
+    A ``ValueError``, so that it is reported the same way when raised through library code that
+    imports this module while the command runs as ``python -m spectral_leverage.cli``."""
 
 
 def read_table(path: str, *, drop_target: bool = False) -> np.ndarray:
@@ -172,6 +178,37 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validate(args: argparse.Namespace) -> int:
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    from .validation import run_validation
+
+    if not args.nu > 0:
+        raise InputError(f"--nu must be > 0, got {args.nu}")
+    for option, value in (("--length-scale", args.length_scale), ("--reg", args.reg)):
+        if value is not None and not value > 0:
+            raise InputError(f"{option} must be > 0, got {value}")
+    if args.blas_threads < 0:
+        raise InputError(f"--blas-threads must be >= 0, got {args.blas_threads}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {args.out} exists and is not a directory")
+    logging.getLogger("spectral_leverage").setLevel(logging.WARNING)  # no per-fit timings
+    level = logging.WARNING if args.quiet else logging.INFO
+    logging.getLogger("spectral_leverage.validation").setLevel(level)
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    try:
+        with logging_redirect_tqdm():
+            results = run_validation(out, quick=args.quick, data=args.data, random_state=args.seed,
+                                     nu=args.nu, length_scale=args.length_scale, reg=args.reg,
+                                     blas_threads=args.blas_threads or None, progress=not args.quiet)
+    except ImportError as err:
+        raise InputError(str(err)) from None
+    print(f"wrote {out / 'report.md'}, {out / 'results.json'} and {len(results['figures'])} figures "
+          f"in {results['meta']['wall_seconds']:.0f} s")
+    return 0
+
+
 def _add_score_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="CSV file (header row, numeric columns) or .npy array (n, d)")
     parser.add_argument("-o", "--output", required=True, help="output file (.csv, .txt or .npy)")
@@ -208,6 +245,22 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n", type=int, default=4000, help="points per design (default 4000)")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(run=_demo, quiet=False)
+    validate = sub.add_parser("validate", help="the validation suite: report.md, figures, results.json")
+    validate.add_argument("--quick", action="store_true", help="small sizes: under 3 minutes on 2 cores")
+    validate.add_argument("--data", action="append", default=[], metavar="FILE.csv",
+                          help="CSV data set (header row, numeric columns, target last); repeatable "
+                               "(default: ../shared/data/*.csv beside the project, if present)")
+    validate.add_argument("--out", default="report", help="output directory (default report)")
+    validate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    validate.add_argument("--nu", type=float, default=1.5, help="Matérn smoothness (default 1.5)")
+    validate.add_argument("--length-scale", type=float, default=None,
+                          help="kernel length scale (default 0.5 on synthetic, 1 on standardised data)")
+    validate.add_argument("--reg", type=float, default=None, help="regulariser λ > 0 (default n^-3/4)")
+    validate.add_argument("--blas-threads", type=int, default=1,
+                          help="BLAS/OpenMP threads during the run (default 1: reproducible timings, and "
+                               "far faster on a busy shared machine); 0 leaves the library default")
+    validate.add_argument("--quiet", action="store_true", help="no progress bars or log messages")
+    validate.set_defaults(run=_validate)
     return parser
 
 

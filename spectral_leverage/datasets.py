@@ -2,6 +2,8 @@ r"""Built-in synthetic designs (no download): the test, demo, benchmark and vali
 
 * :func:`make_bimodal`: :math:`0.9\,U[0,1]^d + 0.1\,N((1.5,\dots,1.5), 0.05^2 I)`, the bimodal design
   of Chen & Yang (2021): a dense, narrow mode beside a uniform bulk.
+* :func:`make_beta`: a 1-D :math:`\mathrm{Beta}(a, b)` design (uniform for :math:`a = b = 1`); with
+  :math:`a, b > 1` the density vanishes at the boundary, where leverage is largest.
 * :func:`make_sparse_mode`: :math:`0.97\,U[0,1]^3 + 0.03\,U[2,3]^3`, a small, sparse second mode,
   where leverage sampling matters for Nyström KRR.
 * :func:`make_regression_target`: :math:`f^*(x) = \sin(4x_1) + x_2^2 - x_3` and
@@ -17,7 +19,7 @@ import numpy as np
 
 from ._validation import check_data, check_positive, check_random_state, check_samples
 
-__all__ = ["make_bimodal", "make_regression_target", "make_sparse_mode"]
+__all__ = ["make_beta", "make_bimodal", "make_regression_target", "make_sparse_mode"]
 
 
 def make_bimodal(n_samples: int, n_features: int = 1, *, random_state=None) -> np.ndarray:
@@ -32,6 +34,20 @@ def make_bimodal(n_samples: int, n_features: int = 1, *, random_state=None) -> n
     rng = check_random_state(random_state)
     in_mode = rng.uniform(size=n) < 0.1
     return np.where(in_mode[:, None], rng.normal(1.5, 0.05, (n, d)), rng.uniform(size=(n, d)))
+
+
+def make_beta(n_samples: int, a: float = 2.0, b: float = 2.0, *, random_state=None) -> np.ndarray:
+    """1-D Beta(a, b) design on [0, 1], shape (n, 1); ``a = b = 1`` is the uniform design.
+
+    Examples
+    --------
+    >>> X = make_beta(1000, 2.0, 2.0, random_state=0)
+    >>> X.shape, bool((X > 0).all() and (X < 1).all())
+    ((1000, 1), True)
+    """
+    n = check_samples(n_samples, "n_samples")
+    a, b = check_positive(a, "a"), check_positive(b, "b")
+    return check_random_state(random_state).beta(a, b, size=(n, 1))
 
 
 def make_sparse_mode(n_samples: int, *, random_state=None) -> np.ndarray:

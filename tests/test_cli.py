@@ -103,7 +103,34 @@ def test_ragged_rows_and_bad_m(data_csv, tmp_path):
     one_line_error(run("sample", data_csv, "-m", "1000", "--reg", "1", "-o", tmp_path / "i.txt"), "1000")
 
 
+def test_validate_bad_data_files(tmp_path):
+    out = tmp_path / "report"
+    one_line_error(run("validate", "--quick", "--data", tmp_path / "absent.csv", "--out", out),
+                   "validate", "no such file", "absent.csv")
+    path = tmp_path / "words.csv"
+    path.write_text("a,b,y\n1,2,0\n3,four,1\n5,6,0\n")
+    result = run("validate", "--quick", "--data", path, "--out", out)
+    one_line_error(result, "validate", "line 3", "'b'", "four")
+    assert result.returncode == 2 and not out.exists()
+
+
+@pytest.mark.parametrize("option", [("--reg", "0"), ("--nu", "-1"), ("--length-scale", "0"),
+                                    ("--blas-threads", "-1")])
+def test_validate_bad_options(tmp_path, option):
+    result = run("validate", "--quick", *option, "--out", tmp_path / "report")
+    one_line_error(result, option[0])
+    assert result.returncode == 2
+
+
+def test_validate_without_matplotlib(tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None; from spectral_leverage.cli import main; "
+            f"sys.exit(main(['validate', '--quick', '--out', {str(tmp_path / 'report')!r}]))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    one_line_error(result, 'pip install "spectral_leverage[validate]"')
+    assert result.returncode == 2 and not (tmp_path / "report").exists()
+
+
 def test_help_for_each_command():
-    for command in ("scores", "sample", "demo"):
+    for command in ("scores", "sample", "demo", "validate"):
         result = run(command, "--help")
         assert result.returncode == 0 and "usage" in result.stdout
