@@ -6,7 +6,7 @@ scores :math:`n\\,l_i`. Kernels are scikit-learn's ``Matern`` / ``RBF`` (times `
 """
 
 from .base import LeverageSampler
-from .density import TreeDensity
+from .density import BinnedDensity, TreeDensity
 from .exact import ExactLeverage, exact_leverage
 from .kernels import parse_kernel, spectral_density
 from .leverage import SpectralLeverage
@@ -29,6 +29,7 @@ __all__ = [
     "SAMPLERS",
     "SQUEAK",
     "AlaouiMahoneySampler",
+    "BinnedDensity",
     "ExactLeverage",
     "LeverageNystroem",
     "LeverageSampler",

@@ -6,13 +6,18 @@ blocks of at most ``memory_budget / bytes_per_row`` rows.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "kernel_product", "row_chunks"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "kernel_block", "kernel_product", "row_chunks"]
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
+N_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+_MIN_THREADED_ENTRIES = 2**18  # below this, starting threads costs more than it saves
 
 
 def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
@@ -22,6 +27,24 @@ def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
         yield slice(start, min(start + step, n_rows))
 
 
+def kernel_block(kernel, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``kernel(X, Z)``, its rows split over the machine's cores: scikit-learn's kernels are NumPy
+    and SciPy calls that release the GIL, and would otherwise run on one core while BLAS uses all."""
+    n_threads = min(N_THREADS, X.shape[0])
+    if n_threads < 2 or X.shape[0] * Z.shape[0] < _MIN_THREADED_ENTRIES:
+        return kernel(X, Z)
+    out = np.empty((X.shape[0], Z.shape[0]))
+    bounds = np.linspace(0, X.shape[0], n_threads + 1).astype(int)
+
+    def fill(part: int) -> None:
+        rows = slice(bounds[part], bounds[part + 1])
+        out[rows] = kernel(X[rows], Z)
+
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(fill, range(n_threads)))
+    return out
+
+
 def kernel_product(kernel, X: np.ndarray, Z: np.ndarray, coef: np.ndarray, *, memory_budget: float,
                    verbose: bool = False, desc: str = "kernel product") -> np.ndarray:
     """``kernel(X, Z) @ coef`` computed in row blocks of X; shape ``(len(X), *coef.shape[1:])``."""
@@ -29,5 +52,5 @@ def kernel_product(kernel, X: np.ndarray, Z: np.ndarray, coef: np.ndarray, *, me
     bytes_per_row = KERNEL_BYTES_PER_ENTRY * Z.shape[0] + 8.0 * (X.shape[1] + coef[0].size)
     chunks = list(row_chunks(X.shape[0], bytes_per_row, memory_budget))
     for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
-        out[rows] = kernel(X[rows], Z) @ coef
+        out[rows] = kernel_block(kernel, X[rows], Z) @ coef
     return out

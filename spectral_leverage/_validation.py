@@ -12,7 +12,20 @@ import numpy as np
 from sklearn.utils import check_array, check_scalar
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["check_data", "check_fitted_data", "check_positive", "check_random_state", "check_samples"]
+__all__ = [
+    "check_data",
+    "check_fitted_data",
+    "check_positive",
+    "check_random_state",
+    "check_samples",
+    "is_dask_collection",
+]
+
+
+def is_dask_collection(X) -> bool:
+    """Whether X is a Dask array or DataFrame, decided without importing Dask (the estimators then
+    hand it to :mod:`spectral_leverage.distributed`)."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
 def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:

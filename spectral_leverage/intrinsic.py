@@ -45,7 +45,7 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     k_max : int, default=100
         Largest neighbourhood size; both are reduced for small n.
     max_samples : int or None, default=16384
-        Estimate from a random subsample of at most this many distinct points.
+        Estimate from a random subsample of at most this many points (duplicates then removed).
     random_state : int, numpy Generator or None
         Seeds the subsample.
 
@@ -68,10 +68,10 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     if not 2 <= k_min <= k_max:
         raise ValueError(f"need 2 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}.")
     d = X.shape[1]
-    X = np.unique(X, axis=0)
     if max_samples is not None and X.shape[0] > check_samples(max_samples, "max_samples"):
         rng = check_random_state(random_state)
-        X = X[rng.choice(X.shape[0], max_samples, replace=False)]
+        X = X[np.sort(rng.choice(X.shape[0], max_samples, replace=False))]
+    X = np.unique(X, axis=0)  # after subsampling: sorting all n rows would cost more than the rest
     n = X.shape[0]
     if n < 3:
         return float(d)

@@ -53,6 +53,13 @@ class StationaryKernel:
     length_scale : ndarray of shape () or (d,)
     amplitude : float
         The ``ConstantKernel`` factor ``c`` (1 without one); ``k(0) = c``.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import ConstantKernel, Matern
+    >>> spec = parse_kernel(ConstantKernel(2.0) * Matern(length_scale=0.5, nu=2.5))
+    >>> spec.family, spec.nu, float(spec.length_scale), spec.amplitude
+    ('matern', 2.5, 0.5, 2.0)
     """
 
     family: str
@@ -163,6 +170,17 @@ def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
         Frequency radii :math:`\\|\\xi\\| \\ge 0` (ordinary frequency, cycles per unit of x).
     d : int
         Input dimension (may be a non-integer intrinsic dimension > 0).
+
+    Examples
+    --------
+    The spectral density of a kernel integrates to ``k(0)`` (here in 1-D, over both signs):
+
+    >>> from scipy.integrate import quad
+    >>> from sklearn.gaussian_process.kernels import Matern
+    >>> spec = parse_kernel(Matern(length_scale=0.7, nu=1.5))
+    >>> total = 2 * quad(lambda r: np.exp(log_spectral_density(spec, r, 1)), 0, np.inf)[0]
+    >>> round(total, 8)
+    1.0
     """
     r = np.asarray(r, dtype=float)
     ell = kernel.scalar_length_scale

@@ -27,9 +27,9 @@ from numbers import Real
 import numpy as np
 
 from ._blocks import DEFAULT_MEMORY_BUDGET
-from ._validation import check_data, check_fitted_data, check_positive
+from ._validation import check_data, check_fitted_data, check_positive, is_dask_collection
 from .base import LeverageSampler
-from .density import KNNDensity, TreeDensity, check_bandwidth
+from .density import BinnedDensity, KNNDensity, TreeDensity, check_bandwidth
 from .intrinsic import intrinsic_dimension
 from .kernels import parse_kernel
 from .quadrature import check_integral, sa_scores
@@ -42,9 +42,10 @@ logger = logging.getLogger(__name__)
 class SpectralLeverage(LeverageSampler):
     r"""Approximate ridge leverage scores from the input density (Chen & Yang, 2021).
 
-    Cost: a KDE at up to ``max_tree_size`` anchors and one 8-nearest-neighbour query per point
-    (ambient path) or one 50-nearest-neighbour query per point (intrinsic path), and a few hundred
-    univariate integrals: :math:`O(n \log n)` time and :math:`O(n)` memory.
+    Cost: a binned KDE of all points in low dimension (:math:`O(n)`), else a KDE at up to
+    ``max_tree_size`` anchors and one 8-nearest-neighbour query per point (ambient path), or one
+    50-nearest-neighbour query per point (intrinsic path); then a few hundred univariate integrals:
+    :math:`O(n \log n)` time at most and :math:`O(n)` memory.
 
     Parameters
     ----------
@@ -73,14 +74,20 @@ class SpectralLeverage(LeverageSampler):
         Known input density instead of the KDE: an array of densities at the training points, or
         a callable ``density(X) -> (n,)`` (needed for :meth:`score_samples`). Densities are with
         respect to Lebesgue measure in the units of X.
+    kde : {"auto", "binned", "tree"}, default="auto"
+        Gaussian KDE of the ambient path: "binned" bins all n points on a grid
+        (:class:`~spectral_leverage.density.BinnedDensity`, linear time, low dimension); "tree"
+        evaluates it at up to ``max_tree_size`` anchors with a KD-tree and interpolates
+        (:class:`~spectral_leverage.density.TreeDensity`); "auto" bins when the grid fits in
+        ``memory_budget`` (typically d <= 3), else uses the tree.
     rtol : float, default=1e-2
-        Relative tolerance of the kernel density estimate
-        (:class:`~spectral_leverage.density.TreeDensity`).
+        Relative tolerance of the tree KDE.
     n_neighbors : int, default=50
         Neighbours of the k-NN density (intrinsic path).
     max_tree_size : int or None, default=16384
-        KD-tree (anchor) size: for larger n the KDE is evaluated at a random subsample of this
-        size and interpolated to the other points; None evaluates it at every point.
+        KD-tree size of the tree KDE and the k-NN density: for larger n the density is evaluated at
+        a random subsample of this size and interpolated to the other points (tree KDE) or
+        measured against it (k-NN); None uses every point.
     memory_budget : int, default=256 MiB
         Bytes of temporaries per chunk.
     random_state : int, numpy Generator or None
@@ -106,6 +113,10 @@ class SpectralLeverage(LeverageSampler):
     estimated; if all features are constant, every point is the same and the exact scores
     :math:`n\,l_i = k(0)/(k(0) + \lambda)` are returned.
 
+    ``fit`` also takes a Dask array or DataFrame (:mod:`spectral_leverage.distributed`): then
+    ``scores_``, ``leverage_``, ``probabilities_`` and ``density_`` are lazy Dask arrays,
+    ``effective_dimension_`` a float, and the results equal the in-memory fit with ``kde="tree"``.
+
     References
     ----------
     Y. Chen and Y. Yang. Fast statistical leverage score approximation in kernel ridge regression.
@@ -123,7 +134,8 @@ class SpectralLeverage(LeverageSampler):
     """
 
     def __init__(self, kernel, reg: float, *, bandwidth="scott", integral: str = "quadrature",
-                 intrinsic_dim="auto", density=None, rtol: float = 1e-2, n_neighbors: int = 50,
+                 intrinsic_dim="auto", density=None, kde: str = "auto", rtol: float = 1e-2,
+                 n_neighbors: int = 50,
                  max_tree_size: int | None = 2**14, memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  random_state=None, verbose: bool = False):
         self.kernel = kernel
@@ -132,6 +144,7 @@ class SpectralLeverage(LeverageSampler):
         self.integral = integral
         self.intrinsic_dim = intrinsic_dim
         self.density = density
+        self.kde = kde
         self.rtol = rtol
         self.n_neighbors = n_neighbors
         self.max_tree_size = max_tree_size
@@ -151,42 +164,32 @@ class SpectralLeverage(LeverageSampler):
         -------
         self
         """
+        if is_dask_collection(X):
+            from .distributed import fit_leverage
+
+            return fit_leverage(self, X)
         X = check_data(X)
         n, d = X.shape
-        spec = parse_kernel(self.kernel)
-        spec.check_n_features(d)
-        reg = check_positive(self.reg, "reg")
-        check_integral(self.integral, spec)
-        check_bandwidth(self.bandwidth)
-        self.n_features_in_ = d
-        self._spec, self._reg = spec, reg
-        self._active = np.ptp(X, axis=0) > 0
+        spec, reg = self._setup(d)
         self._model = None
         start = time.perf_counter()
-        if not self._active.any():
+        if not self._set_active(np.ptp(X, axis=0)):
             logger.info("all features are constant: every point is the same")
             self.intrinsic_dim_ = 0.0
             self.density_ = np.full(n, np.inf)
             self._set_scores(np.full(n, spec.amplitude / (spec.amplitude + reg)))
             return self
-        length = np.broadcast_to(spec.length_scale, (d,))[self._active]
-        self._length, self._mean_length = length, float(np.exp(np.mean(np.log(length))))
+        length = self._length
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
         Z = self._unit(X) if self.density is None and self.intrinsic_dim is not None else None
         self.intrinsic_dim_, on_manifold = self._choose_dimension(Z)
         if self.density is not None:
             p_unit = self._given_density(X) * self._mean_length**self.intrinsic_dim_
         elif on_manifold:
-            self._model = KNNDensity(
-                self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self.max_tree_size,
-                memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
-            ).fit(Z)
+            self._model = self._density_model(on_manifold).fit(Z)
             p_unit = self._model.density(Z, training=True)
         else:
-            self._model = TreeDensity(
-                self.bandwidth, rtol=self.rtol, max_samples=self.max_tree_size,
-                memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
-            ).fit(X[:, self._active])
+            self._model = self._ambient_kde(X[:, self._active])
             p_unit = self._model.density(X[:, self._active]) * np.prod(length)
         t_density = time.perf_counter() - start
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
@@ -194,6 +197,59 @@ class SpectralLeverage(LeverageSampler):
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
+
+    def _setup(self, d: int) -> tuple:
+        """Check the parameters for d features; set ``n_features_in_``; return (parsed kernel, reg)."""
+        spec = parse_kernel(self.kernel)
+        spec.check_n_features(d)
+        reg = check_positive(self.reg, "reg")
+        check_integral(self.integral, spec)
+        check_bandwidth(self.bandwidth)
+        if self.kde not in ("auto", "binned", "tree"):
+            raise ValueError(f"kde must be 'auto', 'binned' or 'tree', got {self.kde!r}.")
+        self.n_features_in_ = d
+        self._spec, self._reg = spec, reg
+        return spec, reg
+
+    def _set_active(self, ptp: np.ndarray) -> bool:
+        """Keep the features of positive range ``ptp`` and their length scales; False if none."""
+        self._active = ptp > 0
+        if not self._active.any():
+            return False
+        length = np.broadcast_to(self._spec.length_scale, (ptp.shape[0],))[self._active]
+        self._length, self._mean_length = length, float(np.exp(np.mean(np.log(length))))
+        return True
+
+    def _density_model(self, on_manifold: bool):
+        """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE."""
+        if on_manifold:
+            return KNNDensity(
+                self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self.max_tree_size,
+                memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
+            )
+        return TreeDensity(
+            self.bandwidth, rtol=self.rtol, max_samples=self.max_tree_size,
+            memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
+        )
+
+    def _ambient_kde(self, X: np.ndarray) -> BinnedDensity | TreeDensity:
+        """The fitted Gaussian KDE of the ambient path: binned when ``kde="binned"``, or "auto" and
+        the grid fits in ``memory_budget`` (low dimension), else the tree KDE."""
+        binned = self._binned_layout(X.shape[0], X.std(axis=0), X.min(axis=0), X.max(axis=0))
+        if binned is None:
+            return self._density_model(False).fit(X)
+        return binned.smooth(binned.bin_counts(X), X.shape[0])
+
+    def _binned_layout(self, n: int, std, low, high) -> BinnedDensity | None:
+        """The binned KDE with its grid laid out for the active features' statistics, or None when
+        the tree KDE is to be used (``kde="tree"``, or "auto" and the grid exceeds the budget)."""
+        if self.kde == "tree":
+            return None
+        binned = BinnedDensity(self.bandwidth, memory_budget=self.memory_budget, verbose=self.verbose)
+        binned.set_layout(n, std, low, high)
+        if self.kde == "auto" and not binned.fits_budget():
+            return None
+        return binned.check_budget()
 
     def _unit(self, X: np.ndarray) -> np.ndarray:
         """Active features divided by their length scales: the geometry the kernel sees."""
@@ -269,4 +325,8 @@ class SpectralLeverage(LeverageSampler):
         """h(p) in unit-length-scale coordinates and dimension d', capped at the isolated-point bound."""
         spec, reg = self._spec, self._reg
         scores = sa_scores(p_unit, spec.unit, reg, self.intrinsic_dim_, self.integral)
-        return np.minimum(scores, n * spec.amplitude / (spec.amplitude + n * reg))
+        return np.minimum(scores, self._score_cap(n))
+
+    def _score_cap(self, n: int) -> float:
+        """The exact upper bound of a rescaled ridge leverage score, n k(0) / (k(0) + n λ)."""
+        return n * self._spec.amplitude / (self._spec.amplitude + n * self._reg)

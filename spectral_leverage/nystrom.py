@@ -57,8 +57,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_product, row_chunks
-from ._validation import check_data, check_positive, check_random_state, check_samples
+from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
+from ._validation import check_data, check_positive, check_random_state, check_samples, is_dask_collection
 from .kernels import parse_kernel
 from .samplers import make_sampler
 
@@ -182,6 +182,30 @@ def _upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
     )
 
 
+def _normal_equations(kernel, X: np.ndarray, Y: np.ndarray, centers: np.ndarray, T: np.ndarray,
+                      chunks) -> tuple[np.ndarray, np.ndarray]:
+    """(H, c) = (Σ_b B_bᵀ B_b, Σ_b B_bᵀ y_b) with B_b = K_bJ T⁻¹ over the row blocks ``chunks`` of X;
+    H holds the upper triangle only. Sums of (H, c) over row sets add up (distributed fits)."""
+    m = centers.shape[0]
+    H = np.zeros((m, m), order="F")
+    c = np.zeros((m, Y.shape[1]))
+    for rows in chunks:
+        # Bᵀ = T⁻ᵀ K_bJᵀ, shape (m, b): H += Bᵀ B, c += Bᵀ y_b
+        Bt = solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T", lower=False,
+                              check_finite=False)
+        H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+        c += Bt @ Y[rows]
+    return H, c
+
+
+def _solve_normal_equations(H: np.ndarray, c: np.ndarray, T: np.ndarray, n_reg: float) -> np.ndarray:
+    """α = T⁻¹ (H + nλ I)⁻¹ c, from the upper triangle of H (overwritten)."""
+    H[np.diag_indices(H.shape[0])] += n_reg  # dsyrk filled the upper triangle, all cho_factor reads
+    beta = cho_solve(cho_factor(H, lower=False, overwrite_a=True, check_finite=False), c,
+                     check_finite=False)
+    return solve_triangular(T, beta, lower=False, check_finite=False)
+
+
 def _chunks(n_rows: int, m: int, extra_per_row: float, memory_budget: float) -> list[slice]:
     return list(row_chunks(n_rows, KERNEL_BYTES_PER_ENTRY * m + extra_per_row, memory_budget))
 
@@ -238,6 +262,12 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         Conjugate-gradient iterations (0 for the direct solver).
     n_features_in_ : int
 
+    Notes
+    -----
+    ``fit`` and ``predict`` also take Dask arrays (:mod:`spectral_leverage.distributed`; direct
+    solver, spectral sampler): the centres and coefficients are NumPy arrays, equal to an
+    in-memory fit with the same sampler and seed; ``predict`` returns a lazy Dask array.
+
     Examples
     --------
     >>> import numpy as np
@@ -285,6 +315,10 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        if is_dask_collection(X) or is_dask_collection(y):
+            from .distributed import fit_nystrom
+
+            return fit_nystrom(self, X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
         n, d = X.shape
@@ -330,22 +364,12 @@ class NystromKRR(RegressorMixin, BaseEstimator):
             logger.info("NystromKRR: " + message + " in %.3fs", *args, time.perf_counter() - start)
 
     def _solve_direct(self, X, Y, centers, T, reg, chunks) -> np.ndarray:
-        n, m = X.shape[0], centers.shape[0]
         start = time.perf_counter()
-        H = np.zeros((m, m), order="F")
-        c = np.zeros((m, Y.shape[1]))
-        for rows in tqdm(chunks, disable=not self.verbose, desc="NystromKRR fit", unit="block"):
-            # Bᵀ = T⁻ᵀ K_bJᵀ, shape (m, b): H += Bᵀ B, c += Bᵀ y_b
-            Bt = solve_triangular(T, self.kernel(X[rows], centers).T, trans="T", lower=False,
-                                  check_finite=False)
-            H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-            c += Bt @ Y[rows]
+        H, c = _normal_equations(self.kernel, X, Y, centers, T,
+                                 tqdm(chunks, disable=not self.verbose, desc="NystromKRR fit", unit="block"))
         self._log("accumulating T⁻ᵀK_nJᵀK_nJT⁻¹ over %d row blocks", start, len(chunks))
         start = time.perf_counter()
-        H[np.diag_indices(m)] += n * reg  # dsyrk filled the upper triangle, all cho_factor reads
-        beta = cho_solve(cho_factor(H, lower=False, overwrite_a=True, check_finite=False), c,
-                         check_finite=False)
-        coef = solve_triangular(T, beta, lower=False, check_finite=False)
+        coef = _solve_normal_equations(H, c, T, X.shape[0] * reg)
         self._log("direct solve", start)
         return coef
 
@@ -361,7 +385,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
                 yield from zip(chunks, cache, strict=True)
                 return
             for rows in chunks:
-                K = self.kernel(X[rows], centers)
+                K = kernel_block(self.kernel, X[rows], centers)
                 if cache is not None:
                     cache.append(K)
                 yield rows, K
@@ -432,6 +456,10 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         ndarray of shape (n_new,) or (n_new, t)
         """
         check_is_fitted(self, "coef_")
+        if is_dask_collection(X):
+            from .distributed import predict_nystrom
+
+            return predict_nystrom(self, X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         start = time.perf_counter()
         out = kernel_product(self.kernel, X, self.centers_, self.coef_,

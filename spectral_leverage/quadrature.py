@@ -26,7 +26,9 @@ and :math:`n\,l_i \approx h(p(x_i))` for the ridge leverage scores
 
 :math:`h` depends on :math:`x` only through :math:`p(x)`, is smooth and decreasing in :math:`p`,
 so :func:`sa_scores` evaluates it on a log-spaced grid of :math:`p` refined until monotone cubic
-interpolation in log–log coordinates is within ``rtol`` (default 1e-8) at every grid midpoint.
+interpolation in log–log coordinates is within ``rtol`` (default 1e-6) at every grid midpoint; the
+final grid includes those midpoints, which makes it 20–50 times more accurate still (below 5e-8
+relative on Matérn and Gaussian kernels, against a density known to about 1e-2).
 
 Limits: :math:`h \to k(0)/\lambda` as :math:`p \to 0` (:math:`\int s = k(0)`); for Matérn,
 :math:`h` approaches the asymptotic form as :math:`p/\lambda \to \infty`.
@@ -48,7 +50,13 @@ INTEGRALS = ("quadrature", "asymptotic", "polylog")
 
 
 def sphere_area(d: float) -> float:
-    """Surface area :math:`S_{d-1} = 2\\pi^{d/2}/\\Gamma(d/2)` of the unit sphere in R^d."""
+    """Surface area :math:`S_{d-1} = 2\\pi^{d/2}/\\Gamma(d/2)` of the unit sphere in R^d.
+
+    Examples
+    --------
+    >>> round(sphere_area(3), 6) == round(4 * 3.141592653589793, 6)   # the 2-sphere: 4π
+    True
+    """
     return float(np.exp(np.log(2.0) + 0.5 * d * np.log(np.pi) - gammaln(0.5 * d)))
 
 
@@ -143,6 +151,18 @@ def sa_integral(p, kernel: StationaryKernel, reg: float, d: float,
     -------
     h : ndarray of shape (m,)
         Approximate rescaled leverage :math:`n\\,l`.
+
+    Examples
+    --------
+    The Gaussian kernel's integral by quadrature agrees with its closed form (a polylogarithm):
+
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> from spectral_leverage.kernels import parse_kernel
+    >>> unit = parse_kernel(RBF(1.0)).unit
+    >>> quad = sa_integral([0.5, 5.0], unit, reg=1e-3, d=2)
+    >>> closed = sa_integral([0.5, 5.0], unit, reg=1e-3, d=2, integral="polylog")
+    >>> bool(np.allclose(quad, closed, rtol=1e-8)), bool(quad[0] > quad[1])
+    (True, True)
     """
     check_integral(integral, kernel)
     p = np.asarray(p, dtype=float)
@@ -152,7 +172,7 @@ def sa_integral(p, kernel: StationaryKernel, reg: float, d: float,
 
 
 def sa_scores(p, kernel: StationaryKernel, reg: float, d: float, integral: str = "quadrature",
-              *, rtol: float = 1e-8) -> np.ndarray:
+              *, rtol: float = 1e-6) -> np.ndarray:
     """:math:`h(p)` for many density values via an adaptively refined log-spaced grid.
 
     The grid spans ``[min p, max p]`` and is doubled until monotone cubic (PCHIP) interpolation of
@@ -161,6 +181,16 @@ def sa_scores(p, kernel: StationaryKernel, reg: float, d: float, integral: str =
     ``len(p)``.
 
     Parameters are those of :func:`sa_integral`; ``p`` has any shape and must be > 0.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import Matern
+    >>> from spectral_leverage.kernels import parse_kernel
+    >>> unit = parse_kernel(Matern(1.0, nu=1.5)).unit
+    >>> p = np.geomspace(0.01, 100.0, 1000)
+    >>> h = sa_scores(p, unit, reg=1e-4, d=3)
+    >>> bool(np.allclose(h[::100], sa_integral(p[::100], unit, 1e-4, 3), rtol=1e-7))
+    True
     """
     check_integral(integral, kernel)
     p = np.asarray(p, dtype=float)
@@ -168,21 +198,33 @@ def sa_scores(p, kernel: StationaryKernel, reg: float, d: float, integral: str =
     lo, hi = (float(flat.min()), float(flat.max())) if flat.size else (1.0, 1.0)
     if flat.size <= 64 or hi <= lo * (1 + 1e-12):
         return sa_integral(flat, kernel, reg, d, integral).reshape(p.shape)
-    log_lo, log_hi = np.log(lo), np.log(hi)
-    n_cells = max(4, int(np.ceil(4 * (log_hi - log_lo) / np.log(10))))
-    grid = np.linspace(log_lo, log_hi, n_cells + 1)
-    values = np.log(sa_integral(np.exp(grid), kernel, reg, d, integral))
-    while True:
-        mids = 0.5 * (grid[1:] + grid[:-1])
-        mid_values = np.log(sa_integral(np.exp(mids), kernel, reg, d, integral))
-        interp = PchipInterpolator(grid, values)(mids)
-        # log-space error ≈ relative error of h
-        converged = np.max(np.abs(interp - mid_values)) <= rtol or grid.size > 2**16
-        merged = np.empty(grid.size + mids.size)
-        merged[0::2], merged[1::2] = grid, mids
-        merged_values = np.empty_like(merged)
-        merged_values[0::2], merged_values[1::2] = values, mid_values
-        grid, values = merged, merged_values
-        if converged:
-            break
-    return np.exp(PchipInterpolator(grid, values)(np.log(flat))).reshape(p.shape)
+    return _GridInterpolant(lo, hi, kernel, reg, d, integral, rtol=rtol)(flat).reshape(p.shape)
+
+
+class _GridInterpolant:
+    """:math:`h(p)` on ``[lo, hi]``: the adaptively refined p-grid of :func:`sa_scores`, built once
+    and evaluated as often as needed (the distributed path broadcasts it to the workers)."""
+
+    def __init__(self, lo: float, hi: float, kernel: StationaryKernel, reg: float, d: float,
+                 integral: str, *, rtol: float = 1e-6):
+        log_lo, log_hi = np.log(lo), np.log(hi)
+        n_cells = max(4, int(np.ceil(4 * (log_hi - log_lo) / np.log(10))))
+        grid = np.linspace(log_lo, log_hi, n_cells + 1)
+        values = np.log(sa_integral(np.exp(grid), kernel, reg, d, integral))
+        while True:
+            mids = 0.5 * (grid[1:] + grid[:-1])
+            mid_values = np.log(sa_integral(np.exp(mids), kernel, reg, d, integral))
+            interp = PchipInterpolator(grid, values)(mids)
+            # log-space error ≈ relative error of h
+            converged = np.max(np.abs(interp - mid_values)) <= rtol or grid.size > 2**16
+            merged = np.empty(grid.size + mids.size)
+            merged[0::2], merged[1::2] = grid, mids
+            merged_values = np.empty_like(merged)
+            merged_values[0::2], merged_values[1::2] = values, mid_values
+            grid, values = merged, merged_values
+            if converged:
+                break
+        self._interpolant = PchipInterpolator(grid, values)
+
+    def __call__(self, p: np.ndarray) -> np.ndarray:
+        return np.exp(self._interpolant(np.log(p)))

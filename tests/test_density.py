@@ -1,9 +1,11 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import multivariate_normal
 from sklearn.neighbors import KernelDensity
 
-from spectral_leverage.density import TreeDensity, bandwidth_factor
+from spectral_leverage.density import BinnedDensity, TreeDensity, bandwidth_factor, feature_bandwidths
 
 
 @pytest.mark.parametrize("d", [1, 3])
@@ -84,3 +86,84 @@ def test_bad_queries():
         td.density(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="NaN"):
         td.density(np.array([[np.nan, 0.0]]))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_binned_kde_matches_exact_kde_of_all_points(d):
+    rng = np.random.default_rng(d)
+    X = np.vstack([rng.uniform(size=(3000, d)), rng.normal(1.5, 0.05, size=(300, d))])
+    Q = np.vstack([X[:500], rng.uniform(-0.3, 1.8, size=(500, d))])
+    binned = BinnedDensity().fit(X)
+    bandwidth = feature_bandwidths(X, "scott")
+    np.testing.assert_allclose(binned.bandwidth_, bandwidth)
+    exact = np.exp(KernelDensity(bandwidth=1.0).fit(X / bandwidth).score_samples(Q / bandwidth)) \
+        / np.prod(bandwidth)
+    err = np.abs(binned.density(Q) / exact - 1)
+    assert err[:500].max() < 0.02  # at the data points (what the scores use)
+    # the relative error grows in the tails (log-density curvature): bounded down to 1 % of the peak
+    inside = exact > 1e-2 * exact.max()
+    assert np.median(err[inside]) < 0.005 and err[inside].max() < 0.1
+    err = err[inside]
+    # four cells per bandwidth against two: the error is second order in the cell size
+    coarse = BinnedDensity(cells_per_bandwidth=2).fit(X).density(Q[inside])
+    assert np.median(np.abs(coarse / exact[inside] - 1)) > 2.5 * np.median(err)
+
+
+def test_binned_kde_integrates_to_one():
+    X = np.random.default_rng(0).normal(size=(5000, 2))
+    binned = BinnedDensity().fit(X)
+    cell = np.prod(binned.bandwidth_) / binned.cells_per_bandwidth**2
+    assert binned._grid.sum() * cell == pytest.approx(1.0, rel=1e-3)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 1000), shift=st.floats(-1e3, 1e3), log_scale=st.floats(-3, 3))
+def test_binned_kde_is_translation_and_scale_equivariant(seed, shift, log_scale):
+    X = np.random.default_rng(seed).normal(size=(200, 2))
+    scale = np.array([np.exp(log_scale), 1.0])
+    p = BinnedDensity().fit(X).density(X)
+    moved = X * scale + shift
+    np.testing.assert_allclose(BinnedDensity().fit(moved).density(moved), p / scale[0], rtol=1e-6)
+
+
+def test_binned_kde_far_query_gets_the_floor():
+    X = np.random.default_rng(0).normal(size=(1000, 2))
+    binned = BinnedDensity().fit(X)
+    far = binned.density(np.array([[50.0, 50.0], [0.0, 0.0]]))
+    assert 0 < far[0] < 1e-3 * far[1] and far[0] == binned._floor
+
+
+def test_binned_kde_refuses_a_grid_beyond_the_budget():
+    X = np.random.default_rng(0).normal(size=(2000, 5))
+    small = BinnedDensity(memory_budget=2**20)
+    assert small.grid_cells(X) > small.max_cells()
+    with pytest.raises(ValueError, match="memory_budget"):
+        small.fit(X)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"bandwidth": "wide"}, "bandwidth"),
+                                          ({"cells_per_bandwidth": 0}, "cells_per_bandwidth"),
+                                          ({"truncate": -1.0}, "truncate")])
+def test_binned_bad_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        BinnedDensity(**kwargs).fit(np.random.default_rng(0).normal(size=(50, 2)))
+
+
+def test_binned_bad_queries():
+    binned = BinnedDensity().fit(np.random.default_rng(0).normal(size=(50, 2)))
+    with pytest.raises(ValueError, match="features"):
+        binned.density(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        binned.density(np.array([[np.nan, 0.0]]))
+
+
+def test_binned_counts_of_row_blocks_add_up_to_the_fit():
+    # what a distributed fit relies on: layout from summary statistics, counts summed over blocks
+    X = np.random.default_rng(5).normal(size=(3000, 3))
+    whole = BinnedDensity().fit(X)
+    parts = BinnedDensity().set_layout(3000, X.std(axis=0), X.min(axis=0), X.max(axis=0))
+    counts = sum(parts.bin_counts(block) for block in np.array_split(X, 7))
+    parts.smooth(counts, 3000)
+    assert parts.grid_shape_ == whole.grid_shape_
+    np.testing.assert_allclose(parts.density(X), whole.density(X), rtol=1e-12)
+    assert BinnedDensity().grid_cells(X) == np.prod(whole.grid_shape_)

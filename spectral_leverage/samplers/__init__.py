@@ -57,6 +57,15 @@ def make_sampler(sampler, *, kernel, reg, random_state=None) -> LeverageSampler:
         For an unknown name (the message lists the known ones).
     TypeError
         For an object without ``fit`` and ``sample``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> X = np.random.default_rng(0).uniform(size=(500, 2))
+    >>> bless = make_sampler("bless", kernel=RBF(0.3), reg=1e-3, random_state=0).fit(X)
+    >>> bless.sample(5, random_state=0).shape
+    (5,)
     """
     if isinstance(sampler, str):
         if sampler not in SAMPLERS:
