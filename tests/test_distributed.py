@@ -1,0 +1,166 @@
+"""The Dask path equals the in-memory path (same data, same seed) on a 2-worker LocalCluster."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import Matern
+
+from spectral_leverage import NystromKRR, SpectralLeverage
+
+distributed = pytest.importorskip("dask.distributed")
+da = pytest.importorskip("dask.array")
+
+N, D, CHUNKS = 200_000, 3, 8
+KERNEL = Matern(length_scale=0.5, nu=1.5)
+REG = N**-0.75
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(size=N), rng.beta(2, 5, size=N), rng.normal(size=N)])
+    y = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * X[:, 2] + 0.1 * rng.normal(size=N)
+    return X, y, da.from_array(X, chunks=(N // CHUNKS, D))
+
+
+def _sampler(**kwargs):
+    return SpectralLeverage(KERNEL, REG, random_state=0, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def fitted(client, data):
+    """In memory and on Dask, the defaults (the binned KDE in 3-D)."""
+    X, _, Xd = data
+    return _sampler().fit(X), _sampler().fit(Xd)
+
+
+@pytest.fixture(scope="module", params=["auto", "tree"])
+def fitted_by_kde(request, client, data):
+    X, _, Xd = data
+    return _sampler(kde=request.param).fit(X), _sampler(kde=request.param).fit(Xd)
+
+
+def test_scores_equal(fitted_by_kde):
+    local, dist = fitted_by_kde
+    assert type(dist._model) is type(local._model)
+    assert isinstance(dist.scores_, da.Array) and dist.scores_.numblocks == (CHUNKS,)
+    assert dist.intrinsic_dim_ == local.intrinsic_dim_ == D
+    for name in ("scores_", "leverage_", "probabilities_", "density_"):
+        np.testing.assert_allclose(getattr(dist, name).compute(), getattr(local, name), rtol=1e-8,
+                                   err_msg=name)
+    assert isinstance(dist.effective_dimension_, float)
+    assert dist.effective_dimension_ == pytest.approx(local.effective_dimension_, rel=1e-12)
+
+
+def test_sample_equal(fitted_by_kde):
+    local, dist = fitted_by_kde
+    np.testing.assert_array_equal(dist.sample(1000, random_state=3), local.sample(1000, random_state=3))
+    with pytest.raises(ValueError, match="replace=False"):
+        dist.sample(10, replace=False)
+
+
+def test_knn_path_equal(client, data):
+    X, _, Xd = data
+    local = _sampler(intrinsic_dim=2.5).fit(X)
+    dist = _sampler(intrinsic_dim=2.5).fit(Xd)
+    assert type(dist._model).__name__ == "KNNDensity"
+    np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
+
+
+def test_estimated_intrinsic_dimension_equal(client):
+    # a plane in R^3: "auto" finds d' ≈ 2 < 0.9·3 from the same anchor rows on both paths
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(40_000, 2)) @ np.array([[1.0, 0.5, 0.2], [0.0, 1.0, -0.4]])
+    local = SpectralLeverage(KERNEL, REG, max_tree_size=4096, random_state=0).fit(X)
+    dist = SpectralLeverage(KERNEL, REG, max_tree_size=4096, random_state=0).fit(
+        da.from_array(X, chunks=(5000, 3)))
+    assert type(dist._model).__name__ == "KNNDensity" and local.intrinsic_dim_ < 2.3
+    assert dist.intrinsic_dim_ == local.intrinsic_dim_
+    np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
+
+
+def test_nystrom_equal(fitted, data):
+    X, y, Xd = data
+    local_sampler, dist_sampler = fitted  # fitted samplers are used as they are
+    local = NystromKRR(KERNEL, REG, 200, sampler=local_sampler, random_state=1).fit(X, y)
+    dist = NystromKRR(KERNEL, REG, 200, sampler=dist_sampler, random_state=1).fit(
+        Xd, da.from_array(y, chunks=N // CHUNKS))
+    np.testing.assert_array_equal(dist.center_indices_, local.center_indices_)
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=1e-6, atol=1e-8 * np.abs(local.coef_).max())
+    predicted = dist.predict(Xd)
+    assert isinstance(predicted, da.Array) and predicted.chunks == Xd.chunks[:1]
+    np.testing.assert_allclose(predicted.compute(), local.predict(X), rtol=1e-8, atol=1e-12)
+    # a model fitted in memory predicts lazily too, and NumPy targets are accepted
+    np.testing.assert_allclose(local.predict(Xd[:1000]).compute(), local.predict(X[:1000]), rtol=1e-12)
+    # an unfitted sampler is fitted on the Dask data inside fit: the same centres again
+    small = dict(n_centers=50, sampler=_sampler(), random_state=1)
+    two = NystromKRR(KERNEL, REG, **small).fit(Xd[:20_000], np.column_stack([y, -y])[:20_000])
+    one = NystromKRR(KERNEL, REG, **small).fit(X[:20_000], y[:20_000])
+    np.testing.assert_array_equal(two.center_indices_, one.center_indices_)
+    np.testing.assert_allclose(two.predict(Xd[:100]).compute(), np.column_stack(
+        [one.predict(X[:100]), -one.predict(X[:100])]), rtol=1e-8, atol=1e-12)
+
+
+def test_dataframe_input(client, data):
+    dd = pytest.importorskip("dask.dataframe")
+    X, _, Xd = data
+    frame = dd.from_dask_array(Xd[:10_000], columns=["a", "b", "c"])
+    dist = _sampler().fit(frame)
+    np.testing.assert_allclose(dist.scores_.compute(), _sampler().fit(X[:10_000]).scores_, rtol=1e-8)
+    with pytest.raises(TypeError, match="numeric"):
+        _sampler().fit(frame.assign(name="x"))
+
+
+def test_bad_inputs(client, data):
+    _, y, Xd = data
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        _sampler().fit(Xd[Xd[:, 0] > 0.5])
+    with pytest.raises(ValueError, match="2-D"):
+        _sampler().fit(Xd[:, 0])
+    with pytest.raises(ValueError, match="max_tree_size"):
+        _sampler(max_tree_size=None).fit(Xd)
+    with pytest.raises(ValueError, match="density"):
+        _sampler(density=np.ones(N)).fit(Xd)
+    with pytest.raises(ValueError, match="kde"):
+        _sampler().set_params(kde="grid").fit(Xd)
+    with pytest.raises(ValueError, match="memory_budget"):
+        _sampler(kde="binned", memory_budget=2**16).fit(Xd)
+    with pytest.raises(ValueError, match="NaN"):
+        _sampler().fit(da.where(Xd > 0.999, np.nan, Xd))
+    with pytest.raises(ValueError, match="solver"):
+        NystromKRR(KERNEL, REG, 50, solver="cg").fit(Xd, y)
+    with pytest.raises(ValueError, match="sampler"):
+        NystromKRR(KERNEL, REG, 50, sampler="uniform").fit(Xd, y)
+    with pytest.raises(ValueError, match="y must have shape"):
+        NystromKRR(KERNEL, REG, 50, sampler=_sampler()).fit(Xd, y[:10])
+
+
+def test_numpy_path_does_not_import_dask():
+    code = (
+        "import sys, numpy as np\n"
+        "from sklearn.gaussian_process.kernels import RBF\n"
+        "import spectral_leverage\n"
+        "X = np.random.default_rng(0).uniform(size=(500, 2))\n"
+        "sl = spectral_leverage.SpectralLeverage(RBF(0.5), 1e-3).fit(X)\n"
+        "sl.sample(10)\n"
+        "spectral_leverage.NystromKRR(RBF(0.5), 1e-3, 20).fit(X, X[:, 0]).predict(X)\n"
+        "assert not any(m == 'dask' or m.startswith('dask.') for m in sys.modules), 'dask imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_nan_targets(fitted, data):
+    _, y, Xd = data
+    bad = y.copy()
+    bad[7] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        NystromKRR(KERNEL, REG, 50, sampler=fitted[1], random_state=2).fit(Xd, bad)
