@@ -170,7 +170,8 @@ def main() -> None:
     print(f"\nn = {n:,}, d = {args.d} ({n * args.d * 8 / 1e9:.2f} GB on disk, chunks of "
           f"{args.chunk_rows:,} rows), {args.workers} workers x 1 thread, memory limit "
           f"{args.memory_limit} each; Matern(0.5, 1.5), reg = n^-3/4")
-    print(f"effective dimension {sl.effective_dimension_:.1f}, {len(model.center_indices_)} unique "
+    print(f"density: {type(sl._model).__name__}; "
+          f"effective dimension {sl.effective_dimension_:.1f}, {len(model.center_indices_)} unique "
           f"centres, R^2 on the first chunk {r2:.4f}; data written in {t_write:.1f}s")
     print("| stage | seconds | " + " | ".join(f"peak RSS {name} (MB)" for name in names) + " |")
     print("|---|---:|" + "---:|" * len(names))
