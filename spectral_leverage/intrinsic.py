@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 from pykdtree.kdtree import KDTree
 
-from ._validation import check_data, check_random_state, check_samples
+from ._validation import check_data, check_samples
+from .density import _anchor_indices
 
 __all__ = ["intrinsic_dimension"]
 
@@ -68,9 +69,9 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     if not 2 <= k_min <= k_max:
         raise ValueError(f"need 2 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}.")
     d = X.shape[1]
-    if max_samples is not None and X.shape[0] > check_samples(max_samples, "max_samples"):
-        rng = check_random_state(random_state)
-        X = X[np.sort(rng.choice(X.shape[0], max_samples, replace=False))]
+    rows = _anchor_indices(X.shape[0], max_samples, random_state)  # the tree KDE's anchors
+    if rows is not None:
+        X = X[rows]
     X = np.unique(X, axis=0)  # after subsampling: sorting all n rows would cost more than the rest
     n = X.shape[0]
     if n < 3:

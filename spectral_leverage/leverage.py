@@ -173,7 +173,8 @@ class SpectralLeverage(LeverageSampler):
         spec, reg = self._setup(d)
         self._model = None
         start = time.perf_counter()
-        if not self._set_active(np.ptp(X, axis=0)):
+        low, high = X.min(axis=0), X.max(axis=0)
+        if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
             self.intrinsic_dim_ = 0.0
             self.density_ = np.full(n, np.inf)
@@ -189,8 +190,9 @@ class SpectralLeverage(LeverageSampler):
             self._model = self._density_model(on_manifold).fit(Z)
             p_unit = self._model.density(Z, training=True)
         else:
-            self._model = self._ambient_kde(X[:, self._active])
-            p_unit = self._model.density(X[:, self._active]) * np.prod(length)
+            active = X[:, self._active]
+            self._model = self._ambient_kde(active, low[self._active], high[self._active])
+            p_unit = self._model.density(active) * np.prod(length)
         t_density = time.perf_counter() - start
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
         self._set_scores(self._scores_from_density(p_unit, n))
@@ -232,10 +234,10 @@ class SpectralLeverage(LeverageSampler):
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
 
-    def _ambient_kde(self, X: np.ndarray) -> BinnedDensity | TreeDensity:
+    def _ambient_kde(self, X: np.ndarray, low: np.ndarray, high: np.ndarray) -> BinnedDensity | TreeDensity:
         """The fitted Gaussian KDE of the ambient path: binned when ``kde="binned"``, or "auto" and
         the grid fits in ``memory_budget`` (low dimension), else the tree KDE."""
-        binned = self._binned_layout(X.shape[0], X.std(axis=0), X.min(axis=0), X.max(axis=0))
+        binned = self._binned_layout(X.shape[0], X.std(axis=0), low, high)
         if binned is None:
             return self._density_model(False).fit(X)
         return binned.smooth(binned.bin_counts(X), X.shape[0])
