@@ -501,7 +501,7 @@ class BinnedDensity(BaseEstimator):
                                truncate=self.truncate, mode="constant")
         # the sampled kernel sums to 1 over cells: divide by n and by the cell volume (w, then x units)
         grid /= n * step**d * np.prod(self.bandwidth_)
-        self._grid = grid
+        self._grid, self._slope_grid = grid, None
         self._floor = float(np.exp(-0.5 * self.truncate**2 - 0.5 * d * np.log(2 * np.pi))
                             / (n * np.prod(self.bandwidth_)))
         return self
@@ -509,24 +509,59 @@ class BinnedDensity(BaseEstimator):
     def density(self, X) -> np.ndarray:
         """Density estimate at the rows of X, shape (n,)."""
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
+        return np.maximum(self._read_back(self._grid, X, "density"), self._floor)
+
+    def log_density_slope(self, X) -> np.ndarray:
+        r"""Norm of the gradient of the log-density in whitened coordinates :math:`w = x / h`,
+        :math:`\|\nabla_w \log \hat p\|`, at the rows of X, shape (n,).
+
+        Central differences of the log of the smoothed grid (the density floored as in
+        :meth:`density`), interpolated like the density. For a Gaussian KDE of a half-space it is
+        the inverse Mills ratio of the depth in bandwidths (:mod:`spectral_leverage.boundary`);
+        0 far inside the data.
+        """
+        X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
+        return self._read_back(self.slope_grid(), X, "slope")
+
+    def slope_grid(self) -> np.ndarray:
+        """The grid read by :meth:`log_density_slope`, computed on first use and kept (one more
+        grid; the temporaries are slabs along the first axis, a quarter of ``memory_budget``)."""
+        if self._slope_grid is None:
+            grid, step = self._grid, 1.0 / self.cells_per_bandwidth
+            slope = np.empty_like(grid)
+            # per slab: its log, one gradient and the sum of squares, plus a halo row each side
+            # so that the slab's own rows get the central differences of the whole grid
+            for rows in row_chunks(grid.shape[0], 8.0 * 4 * grid[0].size, self.memory_budget / 4):
+                lo, hi = max(rows.start - 1, 0), min(rows.stop + 1, grid.shape[0])
+                log_slab = np.log(np.maximum(grid[lo:hi], self._floor))
+                squares = np.zeros_like(log_slab)
+                for axis in range(grid.ndim):
+                    if log_slab.shape[axis] > 1:
+                        squares += np.gradient(log_slab, step, axis=axis) ** 2
+                slope[rows] = np.sqrt(squares[rows.start - lo:rows.stop - lo])
+            self._slope_grid = slope
+        return self._slope_grid
+
+    def _read_back(self, grid: np.ndarray, X: np.ndarray, desc: str) -> np.ndarray:
+        """Multilinear interpolation of ``grid`` at the rows of X (0 off the grid)."""
         step = 1.0 / self.cells_per_bandwidth
         out = np.empty(X.shape[0])
         # map_coordinates releases the GIL: chunks of at most 2^16 rows, on all cores
         bytes_per_row = 8.0 * (3 * X.shape[1] + 4)
         chunk_bytes = min(self.memory_budget / (4 * N_THREADS), bytes_per_row * 2**16)
         chunks = list(row_chunks(X.shape[0], bytes_per_row, chunk_bytes))
-        progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc="density")
+        progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc=desc)
 
         def fill(rows: slice) -> None:
             coords = ((X[rows] / self.bandwidth_ - self._origin) / step).T
-            out[rows] = map_coordinates(self._grid, coords, order=1, mode="constant", cval=0.0)
+            out[rows] = map_coordinates(grid, coords, order=1, mode="constant", cval=0.0)
             progress.update()
 
         try:
             on_all_cores(fill, chunks)
         finally:
             progress.close()
-        return np.maximum(out, self._floor)
+        return out
 
     def log_density(self, X) -> np.ndarray:
         """Natural log of :meth:`density`, shape (n,)."""

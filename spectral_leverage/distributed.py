@@ -140,8 +140,13 @@ def _bin_block(block, model: BinnedDensity, active):
     return (model.bin_counts(block[:, active]),)
 
 
-def _binned_density(block, model: BinnedDensity, active, length_volume: float):
-    return model.density(block[:, active]) * length_volume
+def _binned_density(block, estimator, active, length_volume: float):
+    # as SpectralLeverage.fit: the KDE per unit length scale volume, and the density the scores
+    # are taken of (boundary-corrected or the same)
+    rows = block[:, active]
+    p_unit = estimator._model.density(rows) * length_volume
+    p_score = estimator._boundary_density(rows, p_unit) if estimator._corrects_boundary() else p_unit
+    return np.column_stack([p_unit, p_score])
 
 
 def _knn_radius(block, model: KNNDensity, active, length, training: bool):
@@ -260,8 +265,12 @@ def fit_leverage(estimator, X):
         parts = [dask.delayed(_bin_block)(block, layout, active) for block in X.to_delayed().ravel()]
         (counts,) = dask.compute(_tree_sum(parts))[0]
         model.smooth(counts, n)
-        p_unit = X.map_blocks(_binned_density, _share(model), active, float(np.prod(length)),
-                              drop_axis=1, dtype=float, meta=meta).persist()
+        estimator._model = model
+        if estimator._corrects_boundary():
+            model.slope_grid()  # once here, shipped with the grid
+        both = X.map_blocks(_binned_density, _share(estimator), active, float(np.prod(length)),
+                            chunks=(chunks, (2,)), dtype=float, meta=meta).persist()
+        p_unit, p_score = both[:, 0], both[:, 1]
     elif type(model) is KNNDensity:
         model.fit(Z)
         training = anchors is None  # the tree holds every row, each finds itself
@@ -282,17 +291,19 @@ def fit_leverage(estimator, X):
     else:  # pragma: no cover - a density estimator without a distributed path
         raise NotImplementedError(f"{type(model).__name__} has no Dask path.")
     estimator._model = model
-    p_low, p_high = (float(v) for v in dask.compute(p_unit.min(), p_unit.max()))
+    if type(model) is not BinnedDensity:
+        p_score = p_unit
+    p_low, p_high = (float(v) for v in dask.compute(p_score.min(), p_score.max()))
     estimator.density_ = p_unit / estimator._mean_length**estimator.intrinsic_dim_
     cap = estimator._score_cap(n)
     if n <= 64:  # sa_scores integrates every value directly: do the same
-        scores = da.from_array(estimator._scores_from_density(p_unit.compute(), n), chunks=chunks)
+        scores = da.from_array(estimator._scores_from_density(p_score.compute(), n), chunks=chunks)
     elif p_high <= p_low * (1 + 1e-12):  # constant density: h varies by < 1e-12 over the range
         h = sa_integral([p_low], spec.unit, reg, estimator.intrinsic_dim_, estimator.integral)[0]
         scores = da.full(n, min(h, cap), chunks=chunks)
     else:
         h = _GridInterpolant(p_low, p_high, spec.unit, reg, estimator.intrinsic_dim_, estimator.integral)
-        scores = p_unit.map_blocks(_capped_scores, _share(h), cap, dtype=float, meta=meta)
+        scores = p_score.map_blocks(_capped_scores, _share(h), cap, dtype=float, meta=meta)
     _set_scores(estimator, scores)
     return estimator
 

@@ -48,7 +48,7 @@ from ._blocks import on_all_cores, row_chunks
 from ._validation import check_positive
 from .kernels import StationaryKernel, log_spectral_density
 
-__all__ = ["INTEGRALS", "sa_integral", "sa_scores", "sphere_area"]
+__all__ = ["INTEGRALS", "knee_frequency", "sa_integral", "sa_scores", "sphere_area"]
 
 INTEGRALS = ("quadrature", "asymptotic", "polylog")
 
@@ -93,6 +93,34 @@ def _log_knee(kernel: StationaryKernel, log_p: np.ndarray, log_reg: float, d: fl
     # α log(a + 4π² r²) = α log a + log s(0) − log λ + log p
     x = np.exp(np.log(a) + (log_s0 - log_reg + log_p) / alpha)
     return 0.5 * np.log(np.maximum(x - a, a) / (4 * np.pi**2))
+
+
+def knee_frequency(p, kernel: StationaryKernel, reg: float, d: float) -> np.ndarray:
+    r"""Angular knee frequency :math:`\omega_* = 2\pi\rho_*` where :math:`p\,s(\rho_*) = \lambda`
+    (or the kernel's own scale :math:`\sqrt{2\nu}/\ell` for Matérn, if larger): the integrand of
+    :math:`h(p)` turns over there, and :math:`1/\omega_*` is the length of the equivalent kernel.
+
+    Parameters
+    ----------
+    p : array_like
+        Density values, > 0 (checked by the caller).
+    kernel : StationaryKernel
+        An isotropic kernel.
+    reg, d : float
+        :math:`\lambda` and the dimension, as in :func:`sa_integral`.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> from spectral_leverage.kernels import parse_kernel
+    >>> unit = parse_kernel(RBF(1.0)).unit
+    >>> w = knee_frequency([1.0], unit, 1e-4, 1)
+    >>> s = np.exp(log_spectral_density(unit, w / (2 * np.pi), 1))
+    >>> np.round(s / 1e-4, 8)  # p s(ρ*) = λ
+    array([1.])
+    """
+    log_p = np.log(np.asarray(p, dtype=float))
+    return 2 * np.pi * np.exp(_log_knee(kernel, log_p, float(np.log(reg)), float(d)))
 
 
 def _quadrature(p: np.ndarray, kernel: StationaryKernel, reg: float, d: float) -> np.ndarray:
