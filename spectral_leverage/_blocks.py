@@ -2,18 +2,25 @@
 
 No n×m matrix is ever held whole (except in the explicitly exact methods): rows are processed in
 blocks of at most ``memory_budget / bytes_per_row`` rows.
+
+The package's own threads (:func:`on_all_cores`, :func:`kernel_block`) number at most
+:func:`max_threads`: one per core, or fewer inside :func:`limit_threads` (the Dask worker tasks run
+under ``limit_threads(1)``: Dask already runs one task per worker thread).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 from tqdm.auto import tqdm
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "kernel_block", "kernel_product",
-           "on_all_cores", "row_chunks"]
+           "limit_threads", "max_threads", "on_all_cores", "row_chunks"]
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
@@ -28,22 +35,89 @@ def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
         yield slice(start, min(start + step, n_rows))
 
 
+# context-local, so a limit set in one thread (one Dask task, say) leaves the others alone; a new
+# thread starts without a limit
+_THREAD_LIMIT: ContextVar[int] = ContextVar("spectral_leverage_thread_limit", default=N_THREADS)
+
+
+def max_threads() -> int:
+    """Threads :func:`on_all_cores` and :func:`kernel_block` may use here and now.
+
+    Returns
+    -------
+    int
+        The number of cores available to the process, or less inside :func:`limit_threads`.
+    """
+    return _THREAD_LIMIT.get()
+
+
+@contextmanager
+def limit_threads(n: int) -> Iterator[None]:
+    """Context manager: at most ``n`` threads for the package's own fan-out inside the block.
+
+    The limit holds in the current context only: the calling thread (or asyncio task), and work run
+    in a copy of its context (as Dask's threaded scheduler runs its tasks), not other threads.
+    Limits nest: an inner limit never raises an outer one. BLAS and OpenMP thread pools are left
+    alone (see threadpoolctl).
+
+    Parameters
+    ----------
+    n : int
+        Maximum number of threads, >= 1; 1 runs every call serially in the calling thread.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is less than 1.
+
+    Examples
+    --------
+    >>> with limit_threads(1):
+    ...     max_threads()
+    1
+    >>> max_threads() == N_THREADS
+    True
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}.")
+    token = _THREAD_LIMIT.set(min(int(n), max_threads()))
+    try:
+        yield
+    finally:
+        _THREAD_LIMIT.reset(token)
+
+
+def _serially(fill):
+    """``fill`` run under ``limit_threads(1)``: a pool's threads start without the caller's limit,
+    and calls nested inside a fan-out must not start threads of their own."""
+    def run(part) -> None:
+        with limit_threads(1):
+            fill(part)
+    return run
+
+
 def on_all_cores(fill, parts) -> None:
-    """Call ``fill(part)`` for every item of ``parts`` (row slices, say), spread over the machine's
-    cores by threads: worth it for NumPy and SciPy work, which releases the GIL."""
+    """Call ``fill(part)`` for every item of ``parts`` (row slices, say), spread over
+    :func:`max_threads` threads: worth it for NumPy and SciPy work, which releases the GIL."""
     parts = list(parts)
-    if N_THREADS < 2 or len(parts) < 2:
+    n_threads = min(max_threads(), len(parts))
+    if n_threads < 2:
         for part in parts:
             fill(part)
         return
-    with ThreadPoolExecutor(min(N_THREADS, len(parts))) as pool:
-        list(pool.map(fill, parts))
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(_serially(fill), parts))
 
 
 def kernel_block(kernel, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    """``kernel(X, Z)``, its rows split over the machine's cores: scikit-learn's kernels are NumPy
-    and SciPy calls that release the GIL, and would otherwise run on one core while BLAS uses all."""
-    n_threads = min(N_THREADS, X.shape[0])
+    """``kernel(X, Z)``, its rows split over :func:`max_threads` threads: scikit-learn's kernels are
+    NumPy and SciPy calls that release the GIL, and would otherwise run on one core while BLAS uses
+    all."""
+    n_threads = min(max_threads(), X.shape[0])
     if n_threads < 2 or X.shape[0] * Z.shape[0] < _MIN_THREADED_ENTRIES:
         return kernel(X, Z)
     out = np.empty((X.shape[0], Z.shape[0]))

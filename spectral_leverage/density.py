@@ -509,7 +509,7 @@ class BinnedDensity(BaseEstimator):
     def density(self, X) -> np.ndarray:
         """Density estimate at the rows of X, shape (n,)."""
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
-        return np.maximum(self._read_back(self._grid, X, "density"), self._floor)
+        return np.maximum(self._read_back((self._grid,), X, "density")[0], self._floor)
 
     def log_density_slope(self, X) -> np.ndarray:
         r"""Norm of the gradient of the log-density in whitened coordinates :math:`w = x / h`,
@@ -521,7 +521,13 @@ class BinnedDensity(BaseEstimator):
         0 far inside the data.
         """
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
-        return self._read_back(self.slope_grid(), X, "slope")
+        return self._read_back((self.slope_grid(),), X, "slope")[0]
+
+    def density_and_slope(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`density`, :meth:`log_density_slope`) at the rows of X in one pass."""
+        X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
+        density, slope = self._read_back((self._grid, self.slope_grid()), X, "density")
+        return np.maximum(density, self._floor, out=density), slope
 
     def slope_grid(self) -> np.ndarray:
         """The grid read by :meth:`log_density_slope`, computed on first use and kept (one more
@@ -542,10 +548,11 @@ class BinnedDensity(BaseEstimator):
             self._slope_grid = slope
         return self._slope_grid
 
-    def _read_back(self, grid: np.ndarray, X: np.ndarray, desc: str) -> np.ndarray:
-        """Multilinear interpolation of ``grid`` at the rows of X (0 off the grid)."""
+    def _read_back(self, grids: tuple, X: np.ndarray, desc: str) -> np.ndarray:
+        """Multilinear interpolation of each of ``grids`` at the rows of X (0 off the grid), shape
+        ``(len(grids), n)``."""
         step = 1.0 / self.cells_per_bandwidth
-        out = np.empty(X.shape[0])
+        out = np.empty((len(grids), X.shape[0]))
         # map_coordinates releases the GIL: chunks of at most 2^16 rows, on all cores
         bytes_per_row = 8.0 * (3 * X.shape[1] + 4)
         chunk_bytes = min(self.memory_budget / (4 * N_THREADS), bytes_per_row * 2**16)
@@ -554,7 +561,8 @@ class BinnedDensity(BaseEstimator):
 
         def fill(rows: slice) -> None:
             coords = ((X[rows] / self.bandwidth_ - self._origin) / step).T
-            out[rows] = map_coordinates(grid, coords, order=1, mode="constant", cval=0.0)
+            for k, grid in enumerate(grids):
+                out[k, rows] = map_coordinates(grid, coords, order=1, mode="constant", cval=0.0)
             progress.update()
 
         try:

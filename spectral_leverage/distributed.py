@@ -42,8 +42,11 @@ and samplers other than ``"spectral"``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from ._blocks import kernel_product, limit_threads
 from ._validation import check_positive, check_random_state, check_samples
 from .base import _SEGMENT, _locate, _segment_totals, _split_draws
 from .density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices
@@ -131,6 +134,16 @@ def _share(obj):
 # --------------------------------------------------------------------------------------------
 
 
+def _one_thread(task):
+    """``task`` run under ``limit_threads(1)``: Dask runs one task per worker thread already, so a
+    task that fanned out over every core as well would oversubscribe them."""
+    @functools.wraps(task)
+    def run(*args, **kwargs):
+        with limit_threads(1):
+            return task(*args, **kwargs)
+    return run
+
+
 def _tree_density(block, model: TreeDensity, active, length_volume: float, n: int):
     # as SpectralLeverage.fit: the KDE of the active features, per unit length scale volume
     return np.exp(model._log_density(block[:, active], n)) * length_volume
@@ -140,13 +153,11 @@ def _bin_block(block, model: BinnedDensity, active):
     return (model.bin_counts(block[:, active]),)
 
 
-def _binned_density(block, estimator, active, length_volume: float):
+@_one_thread
+def _binned_density(block, estimator, active):
     # as SpectralLeverage.fit: the KDE per unit length scale volume, and the density the scores
     # are taken of (boundary-corrected or the same)
-    rows = block[:, active]
-    p_unit = estimator._model.density(rows) * length_volume
-    p_score = estimator._boundary_density(rows, p_unit) if estimator._corrects_boundary() else p_unit
-    return np.column_stack([p_unit, p_score])
+    return np.column_stack(estimator._ambient_density(block[:, active]))
 
 
 def _knn_radius(block, model: KNNDensity, active, length, training: bool):
@@ -157,10 +168,12 @@ def _knn_density(radius, model: KNNDensity, floor, training: bool):
     return np.exp(model._log_density_at(radius, floor, training))
 
 
+@_one_thread
 def _capped_scores(p_unit, h: _GridInterpolant, cap: float):
     return np.minimum(h(p_unit), cap)
 
 
+@_one_thread
 def _block_normal_equations(X, Y, shared, memory_budget: float):
     from .nystrom import _chunks, _normal_equations
 
@@ -184,9 +197,8 @@ def _tree_sum(parts: list):
     return parts[0]
 
 
+@_one_thread
 def _predict_block(X, shared, memory_budget: float):
-    from ._blocks import kernel_product
-
     kernel, centers, coef = shared
     return kernel_product(kernel, X, centers, coef, memory_budget=memory_budget)
 
@@ -266,10 +278,10 @@ def fit_leverage(estimator, X):
         (counts,) = dask.compute(_tree_sum(parts))[0]
         model.smooth(counts, n)
         estimator._model = model
-        if estimator._corrects_boundary():
+        if estimator.boundary:
             model.slope_grid()  # once here, shipped with the grid
-        both = X.map_blocks(_binned_density, _share(estimator), active, float(np.prod(length)),
-                            chunks=(chunks, (2,)), dtype=float, meta=meta).persist()
+        both = X.map_blocks(_binned_density, _share(estimator), active, chunks=(chunks, (2,)),
+                            dtype=float, meta=meta).persist()
         p_unit, p_score = both[:, 0], both[:, 1]
     elif type(model) is KNNDensity:
         model.fit(Z)

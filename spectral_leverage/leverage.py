@@ -190,24 +190,21 @@ class SpectralLeverage(LeverageSampler):
             self.density_ = np.full(n, np.inf)
             self._set_scores(np.full(n, spec.amplitude / (spec.amplitude + reg)))
             return self
-        length = self._length
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
         Z = self._unit(X) if self.density is None and self.intrinsic_dim is not None else None
         self.intrinsic_dim_, on_manifold = self._choose_dimension(Z)
         if self.density is not None:
-            p_unit = self._given_density(X) * self._mean_length**self.intrinsic_dim_
+            p_unit = p_score = self._given_density(X) * self._mean_length**self.intrinsic_dim_
         elif on_manifold:
             self._model = self._density_model(on_manifold).fit(Z)
-            p_unit = self._model.density(Z, training=True)
+            p_unit = p_score = self._model.density(Z, training=True)
         else:
             active = X[:, self._active]
             self._model = self._ambient_kde(active, low[self._active], high[self._active])
-            p_unit = self._model.density(active) * np.prod(length)
+            p_unit, p_score = self._ambient_density(active)
         t_density = time.perf_counter() - start
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
-        if self._corrects_boundary():
-            p_unit = self._boundary_density(X[:, self._active], p_unit)
-        self._set_scores(self._scores_from_density(p_unit, n))
+        self._set_scores(self._scores_from_density(p_score, n))
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
@@ -311,9 +308,7 @@ class SpectralLeverage(LeverageSampler):
         if isinstance(self._model, KNNDensity):
             p_unit = self._model.density(self._unit(X))
         elif self._model is not None:
-            p_unit = self._model.density(X[:, self._active]) * np.prod(self._length)
-            if self._corrects_boundary():
-                p_unit = self._boundary_density(X[:, self._active], p_unit)
+            p_unit = self._ambient_density(X[:, self._active])[1]
         elif callable(self.density):
             p_unit = self._given_density(X) * self._mean_length**self.intrinsic_dim_
         else:
@@ -323,16 +318,20 @@ class SpectralLeverage(LeverageSampler):
             )
         return self._scores_from_density(p_unit, n)
 
-    def _corrects_boundary(self) -> bool:
-        """Whether the fitted density gets the boundary correction: the binned KDE, if asked."""
-        return bool(self.boundary) and isinstance(self._model, BinnedDensity)
-
-    def _boundary_density(self, active: np.ndarray, p_unit: np.ndarray) -> np.ndarray:
-        """The half-space model's effective density (:func:`~spectral_leverage.boundary.boundary_density`)
-        at the rows ``active`` (active features, units of X) with KDE values ``p_unit``."""
+    def _ambient_density(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the fitted KDE per unit length-scale volume, the density the scores are taken of) at
+        the rows ``active`` (active features, units of X): the second is the half-space model's
+        :func:`~spectral_leverage.boundary.boundary_density` with the binned KDE and ``boundary``,
+        else the KDE itself."""
+        volume = np.prod(self._length)
+        if not (self.boundary and isinstance(self._model, BinnedDensity)):
+            p_unit = self._model.density(active) * volume
+            return p_unit, p_unit
+        p_unit, slope = self._model.density_and_slope(active)
+        p_unit *= volume
         bandwidth = float(np.exp(np.mean(np.log(self._model.bandwidth_ / self._length))))
-        slope = self._model.log_density_slope(active)
-        return boundary_density(p_unit, slope, self._spec.unit, self._reg, self.intrinsic_dim_, bandwidth)
+        return p_unit, boundary_density(p_unit, slope, self._spec.unit, self._reg, self.intrinsic_dim_,
+                                        bandwidth)
 
     def _given_density(self, X: np.ndarray) -> np.ndarray:
         density = self.density(X) if callable(self.density) else self.density

@@ -2,12 +2,22 @@
 
 import subprocess
 import sys
+import threading
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage import NystromKRR, SpectralLeverage
+from spectral_leverage._blocks import N_THREADS, max_threads, on_all_cores
+from spectral_leverage.distributed import (
+    _binned_density,
+    _block_normal_equations,
+    _capped_scores,
+    _predict_block,
+)
 
 distributed = pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
@@ -164,3 +174,55 @@ def test_nan_targets(fitted, data):
     bad[7] = np.nan
     with pytest.raises(ValueError, match="y contains NaN"):
         NystromKRR(KERNEL, REG, 50, sampler=fitted[1], random_state=2).fit(Xd, bad)
+
+
+def _limit_kernel(X, Z):
+    """A kernel whose every entry is the thread limit where it is evaluated."""
+    return np.full((X.shape[0], Z.shape[0]), float(max_threads()))
+
+
+def _limit_density(rows):
+    return np.full(rows.shape[0], float(max_threads()))
+
+
+ONES, ORIGIN = np.ones((3, 1)), np.zeros((1, 1))
+WORKER_TASKS = {  # each returns the thread limit inside the worker function, per row
+    "binned_density": lambda: _binned_density(
+        ONES, SimpleNamespace(_ambient_density=lambda rows: (_limit_density(rows),) * 2), [0]),
+    "capped_scores": lambda: _capped_scores(ONES[:, 0], _limit_density, np.inf),
+    "block_normal_equations": lambda: _block_normal_equations(
+        ONES, ONES, (_limit_kernel, ORIGIN, np.eye(1)), 2**20)[1][0] / len(ONES),  # c = Σ_i t·1
+    "predict_block": lambda: _predict_block(ONES, (_limit_kernel, ORIGIN, np.ones(1)), 2**20),
+}
+
+
+@pytest.mark.parametrize("task", WORKER_TASKS)
+def test_worker_functions_run_single_threaded(task):
+    assert max_threads() == N_THREADS
+    np.testing.assert_array_equal(WORKER_TASKS[task](), 1.0)
+    assert max_threads() == N_THREADS
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "client"])
+def test_dask_tasks_run_under_the_thread_limit(request, scheduler):
+    if scheduler == "client":
+        scheduler = request.getfixturevalue("client")
+
+    def threads(p):  # (the thread limit, the threads on_all_cores used) in the task, per row
+        seen = set()
+
+        def fill(_) -> None:
+            seen.add(threading.get_ident())
+            time.sleep(0.005)  # long enough for a pool to start its threads
+
+        on_all_cores(fill, range(4))
+        return np.column_stack([np.full(p.shape, max_threads()), np.full(p.shape, len(seen))])
+
+    p = da.ones(4000, chunks=1000)
+    kwargs = dict(new_axis=1, chunks=(p.chunks[0], (2,)), dtype=float)
+    limited, free = da.compute(p.map_blocks(_capped_scores, threads, np.inf, **kwargs),
+                               p.map_blocks(threads, **kwargs), scheduler=scheduler)
+    np.testing.assert_array_equal(limited, 1.0)
+    # other tasks on the same worker threads, and the caller, keep the full fan-out
+    np.testing.assert_array_equal(free[:, 0], N_THREADS)
+    assert max_threads() == N_THREADS

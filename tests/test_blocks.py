@@ -1,0 +1,158 @@
+"""The package's own thread fan-out (on_all_cores, kernel_block) and its context-local limit."""
+
+import contextvars
+import threading
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import RBF
+
+from spectral_leverage._blocks import (
+    _THREAD_LIMIT,
+    N_THREADS,
+    kernel_block,
+    limit_threads,
+    max_threads,
+    on_all_cores,
+)
+
+CORES = 4  # the machine the fan-out tests pretend to run on: threads need not have a core each
+TIMEOUT = 10.0  # seconds a barrier waits for threads that must run at the same time
+
+
+def _on_cores(test):
+    """``test()`` as on a machine with CORES cores: in a fresh context whose default limit is CORES."""
+    def run():
+        _THREAD_LIMIT.set(CORES)
+        return test()
+    return contextvars.copy_context().run(run)
+
+
+def _threads_used(n_parts: int, parties: int = 0, timeout: float = TIMEOUT) -> set:
+    """The threads on_all_cores ran ``fill`` on for ``n_parts`` parts; with ``parties``, each part
+    waits until that many run at the same time (BrokenBarrierError after ``timeout`` seconds)."""
+    barrier = threading.Barrier(parties) if parties else None
+    seen = set()
+
+    def fill(_) -> None:
+        seen.add(threading.get_ident())
+        if barrier is not None:
+            barrier.wait(timeout)
+
+    on_all_cores(fill, range(n_parts))
+    return seen
+
+
+def test_limit_is_set_nested_and_restored():
+    assert max_threads() == N_THREADS
+    with limit_threads(1):
+        assert max_threads() == 1
+        with limit_threads(N_THREADS + 5):  # an inner limit never raises an outer one
+            assert max_threads() == 1
+        assert max_threads() == 1
+    assert max_threads() == N_THREADS
+    with pytest.raises(RuntimeError), limit_threads(1):
+        raise RuntimeError
+    assert max_threads() == N_THREADS
+    with limit_threads(N_THREADS + 5):
+        assert max_threads() == N_THREADS
+    with pytest.raises(ValueError, match="n must be >= 1"), limit_threads(0):
+        pass
+
+
+def test_on_all_cores_uses_every_core_without_a_limit():
+    # CORES parts meet at a barrier of CORES parties only if they all run at the same time
+    assert len(_on_cores(lambda: _threads_used(CORES, parties=CORES))) == CORES
+    assert len(_on_cores(lambda: _threads_used(2, parties=2))) == 2  # no more threads than parts
+
+
+def test_on_all_cores_runs_in_the_calling_thread_under_limit_one():
+    order = []
+    with limit_threads(1):
+        on_all_cores(lambda part: order.append((part, threading.get_ident())), range(6))
+    assert order == [(part, threading.get_ident()) for part in range(6)]
+
+
+def test_on_all_cores_caps_the_threads_at_the_limit():
+    def capped():
+        with limit_threads(CORES - 1):
+            assert len(_threads_used(2 * (CORES - 1), parties=CORES - 1)) == CORES - 1  # reached
+            with pytest.raises(threading.BrokenBarrierError):  # but not passed
+                _threads_used(CORES, parties=CORES, timeout=0.5)
+
+    _on_cores(capped)
+
+
+def test_nested_fan_out_runs_serially():
+    inner = {}
+
+    def fill(part) -> None:
+        inner[part] = _threads_used(4)
+
+    _on_cores(lambda: on_all_cores(fill, range(CORES)))
+    assert all(len(seen) == 1 for seen in inner.values())  # each in its own pool thread
+    assert len(set().union(*inner.values())) <= CORES
+
+
+def test_limit_is_local_to_the_thread_that_sets_it():
+    inside, outside = threading.Event(), threading.Event()
+    seen = {}
+
+    def limited() -> None:
+        with limit_threads(1):
+            seen["limited"] = max_threads()
+            inside.set()
+            outside.wait(TIMEOUT)
+
+    thread = threading.Thread(target=limited)
+    thread.start()
+    assert inside.wait(TIMEOUT)
+    seen["caller"] = max_threads()  # while the other thread holds its limit
+    outside.set()
+    thread.join(TIMEOUT)
+    with limit_threads(1):  # and a limit here does not reach a thread started here
+        thread = threading.Thread(target=lambda: seen.setdefault("started", max_threads()))
+        thread.start()
+        thread.join(TIMEOUT)
+    assert seen == {"limited": 1, "caller": N_THREADS, "started": N_THREADS}
+
+
+class _RecordingKernel:
+    """An RBF kernel that records the threads it is called on (each call waits at ``barrier``)."""
+
+    def __init__(self, barrier: threading.Barrier | None = None):
+        self.kernel, self.barrier, self.threads = RBF(0.7), barrier, []
+
+    def __call__(self, X, Z):
+        self.threads.append(threading.get_ident())
+        if self.barrier is not None:
+            self.barrier.wait(TIMEOUT)
+        return self.kernel(X, Z)
+
+
+@pytest.fixture(scope="module")
+def points():
+    rng = np.random.default_rng(0)
+    X, Z = rng.normal(size=(2048, 3)), rng.normal(size=(256, 3))  # 2^19 entries: threaded
+    return X, Z, RBF(0.7)(X, Z)
+
+
+@pytest.mark.parametrize("limit", [CORES, 2])
+def test_kernel_block_splits_rows_over_the_allowed_threads(points, limit):
+    X, Z, expected = points
+    kernel = _RecordingKernel(threading.Barrier(limit))
+
+    def run():
+        with limit_threads(limit):
+            return kernel_block(kernel, X, Z)
+
+    np.testing.assert_array_equal(_on_cores(run), expected)
+    assert len(set(kernel.threads)) == len(kernel.threads) == limit
+
+
+def test_kernel_block_under_limit_one_is_one_call_in_the_calling_thread(points):
+    X, Z, expected = points
+    kernel = _RecordingKernel()
+    with limit_threads(1):
+        np.testing.assert_array_equal(kernel_block(kernel, X, Z), expected)
+    assert kernel.threads == [threading.get_ident()]
