@@ -19,21 +19,28 @@ log-gradient in whitened coordinates :math:`w = x/b` (:meth:`BinnedDensity.log_d
 
     u = M^{-1}(\|\nabla_w \log \hat p\|) \ge 0, \qquad p_{\mathrm{in}} = \hat p / \Phi(u), \qquad
     p_{\mathrm{eff}} = p_{\mathrm{in}}\,\Phi(\kappa u)^2, \qquad
-    \kappa = b\,\omega_*(p_{\mathrm{in}}),
+    \kappa = \max\big(b\,\omega_*(p_{\mathrm{in}}),\ 1\big),
 
 and the scores are :math:`h(p_{\mathrm{eff}})`: the density deficit of the face, squared, on the
-equivalent kernel's own length :math:`1/\omega_*` instead of the KDE's :math:`b` (both in the
-kernel's unit-length coordinates; with several length scales or bandwidths, their geometric mean).
-Away from faces the slope is small, :math:`u` large and :math:`p_{\mathrm{eff}} = \hat p`. At a face
-:math:`p_{\mathrm{eff}} = p_{\mathrm{in}}/4`, which in the scale-free regime
-(:math:`h \propto p^{d/(2\alpha)-1}`, :math:`\alpha = \nu + d/2`) raises the score
-:math:`4^{1-d/(2\alpha)}`-fold over the interior: 2 for the Laplace kernel in 1-D (Matérn
-:math:`\nu = 1/2`), as the method of images gives for its free (Neumann) boundary, and
-:math:`2^{3/2}` for :math:`\nu = 3/2` in 1-D, where exact leverage on a uniform interval measures
-2.9. Squaring the deficit is a closure checked against exact scores, not derived: the validation
-page and ``tests/test_boundary.py`` measure it on uniform, bimodal, sparse-mode, Gaussian and real
-data. Where the slope comes from a smooth density rather than a face (Gaussian tails) the model
-reads a face that is not there and lowers the 5th percentile of R-ACC by about 0.05.
+equivalent kernel's own length :math:`1/\omega_*` instead of the KDE's :math:`b`, both in the
+kernel's unit-length coordinates. When the bandwidths are not proportional to the length scales,
+:math:`b` is the bandwidth along the log-gradient there,
+:math:`\|\nabla_w \log \hat p\| / \|\nabla_z \log \hat p\|` with :math:`z = x/\ell`.
+:math:`\kappa` is held at 1 or more because a face farther than a few bandwidths does not show in
+the KDE's slope: with a longer equivalent kernel, the sampling noise of the slope deep inside
+the data would be read as a distant face.
+
+So :math:`\hat p/2 \le p_{\mathrm{eff}} \le 2\hat p`, and :math:`p_{\mathrm{eff}} \to \hat p`
+deep inside, where the slope vanishes. At a face :math:`p_{\mathrm{eff}} = p_{\mathrm{in}}/4`,
+which in the scale-free regime (:math:`h \propto p^{d/(2\alpha)-1}`, :math:`\alpha = \nu + d/2`)
+raises the score :math:`4^{1-d/(2\alpha)}`-fold over the interior. That is 2 for the Laplace
+kernel in 1-D (Matérn :math:`\nu = 1/2`), as the method of images gives for its free (Neumann)
+boundary, and :math:`2^{3/2}` for :math:`\nu = 3/2` in 1-D, where exact leverage on a uniform
+interval measures 2.9. Squaring the deficit is a closure checked against exact scores, not derived.
+The theory page and ``tests/test_boundary.py`` measure it on uniform, bimodal, sparse-mode,
+stretched and Gaussian designs. Where the slope comes from a smooth density rather than a face
+(Gaussian tails) the model reads a face that is not there and lowers the 5th percentile of R-ACC
+by about 0.05.
 
 Nothing here needs the data: two numbers per point and the kernel.
 """
@@ -46,7 +53,7 @@ from scipy.special import log_ndtr, ndtr
 from ._blocks import on_all_cores, row_chunks
 from ._validation import check_positive
 from .kernels import StationaryKernel
-from .quadrature import knee_frequency
+from .quadrature import check_unit_kernel, knee_frequency
 
 __all__ = ["boundary_density", "half_space_depth"]
 
@@ -75,8 +82,7 @@ _V_STEP, _U_TABLE = _depth_table()
 
 
 def _depth(slope: np.ndarray) -> np.ndarray:
-    """Unchecked :func:`half_space_depth` of a 1-D array; ``_U_MAX`` where the slope is below the
-    table."""
+    """Unchecked :func:`half_space_depth` of a 1-D array (``_U_MAX`` below the table)."""
     with np.errstate(divide="ignore"):
         v = np.sqrt(np.maximum(-2.0 * np.log(slope * np.sqrt(np.pi / 2)), 0.0)) / _V_STEP
     np.minimum(v, len(_U_TABLE) - 1, out=v)
@@ -114,8 +120,7 @@ def half_space_depth(slope) -> np.ndarray:
     return _depth(slope.reshape(-1)).reshape(slope.shape)
 
 
-def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float,
-                     bandwidth: float) -> np.ndarray:
+def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, bandwidth) -> np.ndarray:
     r"""Effective density :math:`p_{\mathrm{eff}}` of the half-space model (module docstring), to
     be passed to :func:`~spectral_leverage.quadrature.sa_scores` in place of the KDE's :math:`\hat p`.
 
@@ -130,14 +135,15 @@ def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float,
     reg : float
         :math:`\lambda > 0`.
     d : float
-        Dimension of the SA integral.
-    bandwidth : float
-        The KDE's bandwidth :math:`b > 0` in the kernel's unit-length coordinates.
+        Dimension of the SA integral, >= 1.
+    bandwidth : float or array_like of shape (n,)
+        The KDE's bandwidth :math:`b > 0` in the kernel's unit-length coordinates, along the
+        log-gradient (per point when the bandwidths differ between axes in those coordinates).
 
     Returns
     -------
     ndarray of shape (n,)
-        :math:`p_{\mathrm{eff}} \in [\hat p/4,\ 2\hat p]`; :math:`\hat p/2` where the slope is that
+        :math:`p_{\mathrm{eff}} \in [\hat p/2,\ 2\hat p]`: :math:`\hat p/2` where the slope is that
         of a face, :math:`\hat p` where it is 0.
 
     Examples
@@ -152,25 +158,37 @@ def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float,
     >>> np.round(p_eff, 6)
     array([0.25, 1.  ])
     """
-    p = np.asarray(p, dtype=float)
-    slope = np.asarray(slope, dtype=float)
-    if p.shape != slope.shape:
-        raise ValueError(f"p and slope must have the same shape; got {p.shape} and {slope.shape}.")
-    if not np.all(np.isfinite(p)) or np.any(p <= 0):
-        raise ValueError("p (density values) must be finite and > 0.")
-    bandwidth = check_positive(bandwidth, "bandwidth")
-    if not np.all(np.isfinite(slope)) or np.any(slope < 0):
-        raise ValueError("slope (norm of the KDE's log-gradient) must be finite and >= 0.")
-    reg = check_positive(reg, "reg")
+    p = _check_points(p, "p", positive=True)
+    slope = _check_points(slope, "slope", positive=False)
+    bandwidth = np.asarray(bandwidth, dtype=float)
+    if bandwidth.ndim > 1 or not np.all(np.isfinite(bandwidth)) or np.any(bandwidth <= 0):
+        raise ValueError("bandwidth must be a positive float or a 1-D array of them.")
+    if p.shape != slope.shape or bandwidth.size not in (1, p.size):
+        raise ValueError(f"p, slope and bandwidth must have the same length; got {p.size}, {slope.size} "
+                         f"and {bandwidth.size}.")
+    check_unit_kernel(kernel)
+    reg, d = check_positive(reg, "reg"), check_positive(d, "d")
+    if d < 1:
+        raise ValueError(f"d must be >= 1, got {d}.")
+    bandwidth = np.broadcast_to(bandwidth, p.shape)
     p_eff = np.empty(p.shape)
-    p_flat, slope_flat, out = p.reshape(-1), slope.reshape(-1), p_eff.reshape(-1)
 
     def fill(rows: slice) -> None:
-        u = _depth(slope_flat[rows])
-        p_inside = p_flat[rows] / ndtr(u)
-        kappa = bandwidth * knee_frequency(p_inside, kernel, reg, d)
-        # beyond the table (slope < 1e-14) no face is in sight: the KDE stands
-        out[rows] = np.where(u < _U_MAX, p_inside * ndtr(kappa * u) ** 2, p_flat[rows])
+        u = _depth(slope[rows])
+        p_inside = p[rows] / ndtr(u)
+        # the deficit is measured on the longer of the equivalent kernel's length and the
+        # bandwidth: a face farther than a few bandwidths does not show in the KDE's slope
+        kappa = np.maximum(bandwidth[rows] * knee_frequency(p_inside, kernel, reg, d), 1.0)
+        p_eff[rows] = p_inside * ndtr(kappa * u) ** 2
 
-    on_all_cores(fill, row_chunks(p_flat.size, 1.0, _CHUNK))
+    on_all_cores(fill, row_chunks(p.size, 1.0, _CHUNK))
     return p_eff
+
+
+def _check_points(values, name: str, *, positive: bool) -> np.ndarray:
+    """``values`` as a 1-D float array, finite and > 0 (``positive``) or >= 0, else ValueError."""
+    values = np.asarray(values, dtype=float)
+    bad = values <= 0 if positive else values < 0
+    if values.ndim != 1 or not np.all(np.isfinite(values)) or np.any(bad):
+        raise ValueError(f"{name} must be a 1-D array of finite values {'>' if positive else '>='} 0.")
+    return values

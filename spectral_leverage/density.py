@@ -35,6 +35,7 @@ from scipy.ndimage import gaussian_filter, map_coordinates
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, clone
 from sklearn.neighbors import KernelDensity
+from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from ._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks
@@ -501,7 +502,7 @@ class BinnedDensity(BaseEstimator):
                                truncate=self.truncate, mode="constant")
         # the sampled kernel sums to 1 over cells: divide by n and by the cell volume (w, then x units)
         grid /= n * step**d * np.prod(self.bandwidth_)
-        self._grid, self._slope_grid = grid, None
+        self._grid, self._slope_grids = grid, {}
         self._floor = float(np.exp(-0.5 * self.truncate**2 - 0.5 * d * np.log(2 * np.pi))
                             / (n * np.prod(self.bandwidth_)))
         return self
@@ -511,42 +512,65 @@ class BinnedDensity(BaseEstimator):
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
         return np.maximum(self._read_back((self._grid,), X, "density")[0], self._floor)
 
-    def log_density_slope(self, X) -> np.ndarray:
-        r"""Norm of the gradient of the log-density in whitened coordinates :math:`w = x / h`,
-        :math:`\|\nabla_w \log \hat p\|`, at the rows of X, shape (n,).
+    def log_density_slope(self, X, scale=None) -> np.ndarray:
+        r"""Norm of the gradient of the log-density, :math:`\|\nabla_y \log \hat p\|` with
+        :math:`y = x / s`, at the rows of X, shape (n,).
 
         Central differences of the log of the smoothed grid (the density floored as in
-        :meth:`density`), interpolated like the density. For a Gaussian KDE of a half-space it is
-        the inverse Mills ratio of the depth in bandwidths (:mod:`spectral_leverage.boundary`);
-        0 far inside the data.
+        :meth:`density`), interpolated like the density. With the default ``scale`` (the bandwidths,
+        :math:`y = w`, whitened coordinates) and a Gaussian KDE of a half-space it is the inverse
+        Mills ratio of the depth in bandwidths (:mod:`spectral_leverage.boundary`); 0 far inside
+        the data.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+        scale : None, float or array_like of shape (d,)
+            The coordinates' units :math:`s > 0`, in the units of X; None: ``bandwidth_``.
         """
-        X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
-        return self._read_back((self.slope_grid(),), X, "slope")[0]
+        return self.density_and_slopes(X, (scale,))[1][0]
 
-    def density_and_slope(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """(:meth:`density`, :meth:`log_density_slope`) at the rows of X in one pass."""
+    def density_and_slopes(self, X, scales=(None,)) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(:meth:`density`, [:meth:`log_density_slope` for each of ``scales``]) at the rows of X, in
+        one pass over X."""
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
-        density, slope = self._read_back((self._grid, self.slope_grid()), X, "density")
-        return np.maximum(density, self._floor, out=density), slope
+        values = self._read_back((self._grid, *self.slope_grids(scales)), X, "density")
+        return np.maximum(values[0], self._floor, out=values[0]), list(values[1:])
 
-    def slope_grid(self) -> np.ndarray:
-        """The grid read by :meth:`log_density_slope`, computed on first use and kept (one more
-        grid; the temporaries are slabs along the first axis, a quarter of ``memory_budget``)."""
-        if self._slope_grid is None:
-            grid, step = self._grid, 1.0 / self.cells_per_bandwidth
-            slope = np.empty_like(grid)
-            # per slab: its log, one gradient and the sum of squares, plus a halo row each side
-            # so that the slab's own rows get the central differences of the whole grid
-            for rows in row_chunks(grid.shape[0], 8.0 * 4 * grid[0].size, self.memory_budget / 4):
+    def slope_grids(self, scales=(None,)) -> list[np.ndarray]:
+        """The grids read by :meth:`log_density_slope` for each of ``scales``, computed on first use
+        (together, one pass over the grid) and kept: one more grid each. The temporaries are slabs
+        along the first axis, a quarter of ``memory_budget``."""
+        check_is_fitted(self, "_grid")
+        keys = [self._slope_key(scale) for scale in scales]
+        cache = self.__dict__.setdefault("_slope_grids", {})
+        missing = [key for key in dict.fromkeys(keys) if key not in cache]
+        if missing:
+            grid, step, d = self._grid, 1.0 / self.cells_per_bandwidth, self._grid.ndim
+            new = {key: np.empty_like(grid) for key in missing}
+            # per slab: its log and d gradients, plus a halo row each side so that the slab's own
+            # rows get the central differences of the whole grid
+            bytes_per_row = 8.0 * (d + 3) * grid[0].size
+            for rows in row_chunks(grid.shape[0], bytes_per_row, self.memory_budget / 4):
                 lo, hi = max(rows.start - 1, 0), min(rows.stop + 1, grid.shape[0])
                 log_slab = np.log(np.maximum(grid[lo:hi], self._floor))
-                squares = np.zeros_like(log_slab)
-                for axis in range(grid.ndim):
-                    if log_slab.shape[axis] > 1:
-                        squares += np.gradient(log_slab, step, axis=axis) ** 2
-                slope[rows] = np.sqrt(squares[rows.start - lo:rows.stop - lo])
-            self._slope_grid = slope
-        return self._slope_grid
+                gradients = [np.gradient(log_slab, step, axis=axis)[rows.start - lo:rows.stop - lo]
+                             if log_slab.shape[axis] > 1 else None for axis in range(d)]
+                for key, out in new.items():
+                    squares = sum((factor * g) ** 2 for factor, g in zip(key, gradients, strict=True)
+                                  if g is not None)
+                    out[rows] = np.sqrt(squares)
+            cache.update(new)
+        return [cache[key] for key in keys]
+
+    def _slope_key(self, scale) -> tuple:
+        """Per-axis factors s / h of the chain rule from w = x / h to y = x / s."""
+        if scale is None:
+            return (1.0,) * len(self.bandwidth_)
+        scale = np.broadcast_to(np.asarray(scale, dtype=float), self.bandwidth_.shape)
+        if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+            raise ValueError(f"scale must be None or positive and finite per feature, got {scale!r}.")
+        return tuple(float(f) for f in scale / self.bandwidth_)
 
     def _read_back(self, grids: tuple, X: np.ndarray, desc: str) -> np.ndarray:
         """Multilinear interpolation of each of ``grids`` at the rows of X (0 off the grid), shape

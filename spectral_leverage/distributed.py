@@ -18,7 +18,8 @@ What runs where (n rows in row chunks, d columns):
   summed by a tree reduction.
 
 On a Dask input ``scores_``, ``leverage_``, ``probabilities_`` and ``density_`` are lazy Dask
-arrays with X's row chunks (the per-row densities are persisted on the workers, 8 bytes per row);
+arrays with X's row chunks (the per-row densities are persisted on the workers, 8 bytes per row, 16 with
+the binned KDE's boundary correction);
 ``effective_dimension_`` is a float. ``sample`` draws by a two-level inverse CDF (segment totals,
 then rows inside the drawn segments) without gathering any n-vector. ``NystromKRR.predict`` returns
 a lazy Dask array.
@@ -154,10 +155,11 @@ def _bin_block(block, model: BinnedDensity, active):
 
 
 @_one_thread
-def _binned_density(block, estimator, active):
-    # as SpectralLeverage.fit: the KDE per unit length scale volume, and the density the scores
-    # are taken of (boundary-corrected or the same)
-    return np.column_stack(estimator._ambient_density(block[:, active]))
+def _binned_density(block, ambient, active):
+    # as SpectralLeverage.fit: the KDE per unit length scale volume, and (boundary-corrected) the
+    # density the scores are taken of
+    p_unit, p_score = ambient(block[:, active])
+    return p_unit if ambient.boundary is None else np.column_stack([p_unit, p_score])
 
 
 def _knn_radius(block, model: KNNDensity, active, length, training: bool):
@@ -277,12 +279,14 @@ def fit_leverage(estimator, X):
         parts = [dask.delayed(_bin_block)(block, layout, active) for block in X.to_delayed().ravel()]
         (counts,) = dask.compute(_tree_sum(parts))[0]
         model.smooth(counts, n)
-        estimator._model = model
-        if estimator.boundary:
-            model.slope_grid()  # once here, shipped with the grid
-        both = X.map_blocks(_binned_density, _share(estimator), active, chunks=(chunks, (2,)),
-                            dtype=float, meta=meta).persist()
-        p_unit, p_score = both[:, 0], both[:, 1]
+        estimator._ambient = estimator._ambient_for(model).prepare()  # slope grids made once, here
+        if estimator._ambient.boundary is None:
+            p_unit = X.map_blocks(_binned_density, _share(estimator._ambient), active, drop_axis=1,
+                                  dtype=float, meta=meta).persist()
+        else:
+            both = X.map_blocks(_binned_density, _share(estimator._ambient), active,
+                                chunks=(chunks, (2,)), dtype=float, meta=meta).persist()
+            p_unit, p_score = both[:, 0], both[:, 1]
     elif type(model) is KNNDensity:
         model.fit(Z)
         training = anchors is None  # the tree holds every row, each finds itself
@@ -300,10 +304,11 @@ def fit_leverage(estimator, X):
             model._log_density(model._anchors[:1] * model.bandwidth_, n)
         p_unit = X.map_blocks(_tree_density, _share(model), active, float(np.prod(length)), n,
                               drop_axis=1, dtype=float, meta=meta).persist()
+        estimator._ambient = estimator._ambient_for(model)  # for score_samples
     else:  # pragma: no cover - a density estimator without a distributed path
         raise NotImplementedError(f"{type(model).__name__} has no Dask path.")
     estimator._model = model
-    if type(model) is not BinnedDensity:
+    if type(model) is not BinnedDensity or estimator._ambient.boundary is None:
         p_score = p_unit
     p_low, p_high = (float(v) for v in dask.compute(p_score.min(), p_score.max()))
     estimator.density_ = p_unit / estimator._mean_length**estimator.intrinsic_dim_

@@ -48,7 +48,7 @@ from ._blocks import on_all_cores, row_chunks
 from ._validation import check_positive
 from .kernels import StationaryKernel, log_spectral_density
 
-__all__ = ["INTEGRALS", "knee_frequency", "sa_integral", "sa_scores", "sphere_area"]
+__all__ = ["INTEGRALS", "check_unit_kernel", "knee_frequency", "sa_integral", "sa_scores", "sphere_area"]
 
 INTEGRALS = ("quadrature", "asymptotic", "polylog")
 
@@ -95,19 +95,33 @@ def _log_knee(kernel: StationaryKernel, log_p: np.ndarray, log_reg: float, d: fl
     return 0.5 * np.log(np.maximum(x - a, a) / (4 * np.pi**2))
 
 
+def check_unit_kernel(kernel) -> None:
+    """``TypeError`` unless ``kernel`` is a parsed :class:`~spectral_leverage.kernels.StationaryKernel`,
+    ``ValueError`` unless its length scale is 1 (the coordinates the densities here are in)."""
+    if not isinstance(kernel, StationaryKernel):
+        raise TypeError(
+            f"kernel must be a parsed StationaryKernel (spectral_leverage.kernels.parse_kernel(k).unit), "
+            f"got {type(kernel).__name__}."
+        )
+    if kernel.scalar_length_scale != 1.0:
+        raise ValueError("kernel must have unit length scale: pass parse_kernel(k).unit and densities "
+                         "in the coordinates X / length_scale.")
+
+
 def knee_frequency(p, kernel: StationaryKernel, reg: float, d: float) -> np.ndarray:
     r"""Angular knee frequency :math:`\omega_* = 2\pi\rho_*` where :math:`p\,s(\rho_*) = \lambda`
-    (or the kernel's own scale :math:`\sqrt{2\nu}/\ell` for Matérn, if larger): the integrand of
-    :math:`h(p)` turns over there, and :math:`1/\omega_*` is the length of the equivalent kernel.
+    (or, if larger, the kernel's own scale: :math:`\sqrt{2\nu}/\ell` for Matérn, :math:`\sqrt 2/\ell`
+    for the Gaussian): the integrand of :math:`h(p)` turns over there, and :math:`1/\omega_*` is the
+    length of the equivalent kernel.
 
     Parameters
     ----------
     p : array_like
-        Density values, > 0 (checked by the caller).
+        Density values, finite and > 0.
     kernel : StationaryKernel
         An isotropic kernel.
     reg, d : float
-        :math:`\lambda` and the dimension, as in :func:`sa_integral`.
+        :math:`\lambda > 0` and the dimension (> 0), as in :func:`sa_integral`.
 
     Examples
     --------
@@ -119,8 +133,12 @@ def knee_frequency(p, kernel: StationaryKernel, reg: float, d: float) -> np.ndar
     >>> np.round(s / 1e-4, 8)  # p s(ρ*) = λ
     array([1.])
     """
-    log_p = np.log(np.asarray(p, dtype=float))
-    return 2 * np.pi * np.exp(_log_knee(kernel, log_p, float(np.log(reg)), float(d)))
+    if not isinstance(kernel, StationaryKernel):
+        raise TypeError(f"kernel must be a parsed StationaryKernel (parse_kernel(k)), got "
+                        f"{type(kernel).__name__}.")
+    p, _, _ = _density_range(p)
+    reg, d = check_positive(reg, "reg"), check_positive(d, "d")
+    return 2 * np.pi * np.exp(_log_knee(kernel, np.log(p), float(np.log(reg)), d))
 
 
 def _quadrature(p: np.ndarray, kernel: StationaryKernel, reg: float, d: float) -> np.ndarray:

@@ -3,6 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import multivariate_normal
+from sklearn.exceptions import NotFittedError
 from sklearn.neighbors import KernelDensity
 
 from spectral_leverage.density import BinnedDensity, TreeDensity, bandwidth_factor, feature_bandwidths
@@ -167,3 +168,34 @@ def test_binned_counts_of_row_blocks_add_up_to_the_fit():
     assert parts.grid_shape_ == whole.grid_shape_
     np.testing.assert_allclose(parts.density(X), whole.density(X), rtol=1e-12)
     assert BinnedDensity().grid_cells(X) == np.prod(whole.grid_shape_)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_binned_slope_grids_in_slabs_equal_the_whole_grid_gradient(d):
+    X = np.random.default_rng(d).normal(size=(5000, d)) * np.arange(1, d + 1)
+    kde = BinnedDensity().fit(X)
+    log_grid = np.log(np.maximum(kde._grid, kde._floor))
+    gradients = np.gradient(log_grid, 1 / kde.cells_per_bandwidth) if d > 1 else [
+        np.gradient(log_grid, 1 / kde.cells_per_bandwidth)]
+    scale = np.linspace(0.5, 2.0, d)
+    factors = scale / kde.bandwidth_  # chain rule from w = x / h to y = x / scale
+    expected = [np.sqrt(sum(g**2 for g in gradients)),
+                np.sqrt(sum((g * f) ** 2 for g, f in zip(gradients, factors, strict=True)))]
+    for budget in (kde.memory_budget, 8 * 7 * kde._grid[0].size):  # one slab; one row per slab
+        kde.memory_budget, kde._slope_grids = budget, {}
+        whitened, scaled = kde.slope_grids((None, scale))
+        np.testing.assert_array_equal(whitened, expected[0])
+        np.testing.assert_allclose(scaled, expected[1], rtol=1e-12)
+    p, (slope,) = kde.density_and_slopes(X[:50])
+    np.testing.assert_array_equal(p, kde.density(X[:50]))
+    np.testing.assert_array_equal(slope, kde.log_density_slope(X[:50]))
+
+
+def test_binned_slope_needs_a_fit_and_a_positive_scale():
+    kde = BinnedDensity()
+    with pytest.raises(NotFittedError):
+        kde.slope_grids()
+    kde.fit(np.random.default_rng(0).uniform(size=(100, 2)))
+    for scale in (0.0, [1.0, -1.0], np.nan):
+        with pytest.raises(ValueError, match="scale"):
+            kde.log_density_slope(np.zeros((1, 2)), scale)

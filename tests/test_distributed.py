@@ -4,7 +4,6 @@ import subprocess
 import sys
 import threading
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -53,10 +52,11 @@ def fitted(client, data):
     return _sampler().fit(X), _sampler().fit(Xd)
 
 
-@pytest.fixture(scope="module", params=["auto", "tree"])
+@pytest.fixture(scope="module", params=[{"kde": "auto"}, {"kde": "tree"}, {"boundary": False}],
+                ids=["binned", "tree", "binned-uncorrected"])
 def fitted_by_kde(request, client, data):
     X, _, Xd = data
-    return _sampler(kde=request.param).fit(X), _sampler(kde=request.param).fit(Xd)
+    return _sampler(**request.param).fit(X), _sampler(**request.param).fit(Xd)
 
 
 def test_scores_equal(fitted_by_kde):
@@ -185,10 +185,18 @@ def _limit_density(rows):
     return np.full(rows.shape[0], float(max_threads()))
 
 
+class _LimitAmbient:
+    """A stand-in for the fitted ambient density: the thread limit as both densities."""
+
+    boundary = ("corrected",)
+
+    def __call__(self, rows):
+        return (_limit_density(rows),) * 2
+
+
 ONES, ORIGIN = np.ones((3, 1)), np.zeros((1, 1))
 WORKER_TASKS = {  # each returns the thread limit inside the worker function, per row
-    "binned_density": lambda: _binned_density(
-        ONES, SimpleNamespace(_ambient_density=lambda rows: (_limit_density(rows),) * 2), [0]),
+    "binned_density": lambda: _binned_density(ONES, _LimitAmbient(), [0]),
     "capped_scores": lambda: _capped_scores(ONES[:, 0], _limit_density, np.inf),
     "block_normal_equations": lambda: _block_normal_equations(
         ONES, ONES, (_limit_kernel, ORIGIN, np.eye(1)), 2**20)[1][0] / len(ONES),  # c = Σ_i t·1
