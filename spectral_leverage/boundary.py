@@ -23,8 +23,8 @@ log-gradient in whitened coordinates :math:`w = x/b` (:meth:`BinnedDensity.log_d
 
 and the scores are :math:`h(p_{\mathrm{eff}})`: the density deficit of the face, squared, on the
 equivalent kernel's own length :math:`1/\omega_*` instead of the KDE's :math:`b`, both in the
-kernel's unit-length coordinates. When the bandwidths are not proportional to the length scales,
-:math:`b` is the bandwidth along the log-gradient there,
+kernel's unit-length coordinates. When the bandwidths are not proportional to the length scales
+(within 10 %), :math:`b` is the bandwidth along the log-gradient there,
 :math:`\|\nabla_w \log \hat p\| / \|\nabla_z \log \hat p\|` with :math:`z = x/\ell`.
 :math:`\kappa` is held at 1 or more because a face farther than a few bandwidths does not show in
 the KDE's slope: with a longer equivalent kernel, the sampling noise of the slope deep inside

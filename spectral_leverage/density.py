@@ -435,6 +435,11 @@ class BinnedDensity(BaseEstimator):
         span = (high - low) / self.bandwidth_ + 2 * pad
         self.grid_shape_ = tuple(int(c) for c in np.ceil(span * self.cells_per_bandwidth) + 2)
         self.grid_cells_ = int(np.prod(self.grid_shape_, dtype=float))
+        # the cells the data's bounding box reads (the rest pads the grid for the smoothing)
+        first = np.full(span.shape, int(np.floor(pad * self.cells_per_bandwidth)))
+        last = np.floor((span - pad) * self.cells_per_bandwidth).astype(int) + 2
+        self._data_box = tuple(slice(max(a, 0), min(b, size))
+                               for a, b, size in zip(first, last, self.grid_shape_, strict=True))
         self.n_features_in_ = std.shape[0]
         return self
 
@@ -539,27 +544,34 @@ class BinnedDensity(BaseEstimator):
 
     def slope_grids(self, scales=(None,)) -> list[np.ndarray]:
         """The grids read by :meth:`log_density_slope` for each of ``scales``, computed on first use
-        (together, one pass over the grid) and kept: one more grid each. The temporaries are slabs
-        along the first axis, a quarter of ``memory_budget``."""
+        (together, one pass) and kept: one more grid each. They are computed over the cells the
+        data's bounding box reads and are 0 on the padding around it (so 0 at queries outside that
+        box). The temporaries are slabs along the first axis, a quarter of ``memory_budget``."""
         check_is_fitted(self, "_grid")
         keys = [self._slope_key(scale) for scale in scales]
         cache = self.__dict__.setdefault("_slope_grids", {})
         missing = [key for key in dict.fromkeys(keys) if key not in cache]
         if missing:
             grid, step, d = self._grid, 1.0 / self.cells_per_bandwidth, self._grid.ndim
-            new = {key: np.empty_like(grid) for key in missing}
-            # per slab: its log and d gradients, plus a halo row each side so that the slab's own
-            # rows get the central differences of the whole grid
-            bytes_per_row = 8.0 * (d + 3) * grid[0].size
-            for rows in row_chunks(grid.shape[0], bytes_per_row, self.memory_budget / 4):
-                lo, hi = max(rows.start - 1, 0), min(rows.stop + 1, grid.shape[0])
-                log_slab = np.log(np.maximum(grid[lo:hi], self._floor))
-                gradients = [np.gradient(log_slab, step, axis=axis)[rows.start - lo:rows.stop - lo]
+            box = getattr(self, "_data_box", tuple(slice(0, size) for size in grid.shape))
+            # one more cell each side, so that the box's own cells get the central differences of
+            # the whole grid
+            halo = tuple(slice(max(b.start - 1, 0), min(b.stop + 1, size))
+                         for b, size in zip(box, grid.shape, strict=True))
+            inner = tuple(slice(b.start - h.start, b.stop - h.start) for b, h in zip(box, halo, strict=True))
+            new = {key: np.zeros_like(grid) for key in missing}
+            bytes_per_row = 8.0 * (d + 3) * np.prod([h.stop - h.start for h in halo[1:]])
+            for rows in row_chunks(box[0].stop - box[0].start, bytes_per_row, self.memory_budget / 4):
+                start, stop = box[0].start + rows.start, box[0].start + rows.stop
+                lo, hi = max(start - 1, 0), min(stop + 1, grid.shape[0])
+                log_slab = np.log(np.maximum(grid[(slice(lo, hi), *halo[1:])], self._floor))
+                keep = (slice(start - lo, stop - lo), *inner[1:])
+                gradients = [np.gradient(log_slab, step, axis=axis)[keep]
                              if log_slab.shape[axis] > 1 else None for axis in range(d)]
                 for key, out in new.items():
                     squares = sum((factor * g) ** 2 for factor, g in zip(key, gradients, strict=True)
                                   if g is not None)
-                    out[rows] = np.sqrt(squares)
+                    out[(slice(start, stop), *box[1:])] = np.sqrt(squares)
             cache.update(new)
         return [cache[key] for key in keys]
 

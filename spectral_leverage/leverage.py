@@ -55,12 +55,15 @@ class _AmbientDensity:
     length: np.ndarray
     boundary: tuple | None
 
+    #: bandwidths within this factor of proportional to the length scales count as proportional
+    ISOTROPY = 1.1
+
     @property
     def _scales(self) -> tuple:
-        """Coordinates of the slopes read: whitened, and the kernel's unit-length ones when the two
-        differ by more than a scale factor (bandwidths not proportional to the length scales)."""
+        """Coordinates of the slopes read: whitened, and the kernel's unit-length ones when the
+        bandwidths are not proportional to the length scales (within ``ISOTROPY``)."""
         ratio = self.model.bandwidth_ / self.length
-        return (None,) if np.allclose(ratio, ratio[0], rtol=1e-12, atol=0) else (None, self.length)
+        return (None,) if ratio.max() <= self.ISOTROPY * ratio.min() else (None, self.length)
 
     def prepare(self) -> _AmbientDensity:
         """Compute the slope grids now (before the object is shipped); returns self."""
@@ -75,13 +78,12 @@ class _AmbientDensity:
             return p_unit, p_unit
         p_unit, slopes = self.model.density_and_slopes(active, self._scales)
         p_unit *= volume
-        ratio = self.model.bandwidth_ / self.length
-        if len(slopes) == 1:
-            bandwidth = ratio[0]
-        else:
-            # the bandwidth along the log-gradient in unit-length coordinates: a depth of u
-            # bandwidths there is u ‖∇_w log p‖ / ‖∇_z log p‖ unit lengths (w = x / b, z = x / ℓ)
-            flat = np.full(p_unit.shape, float(np.exp(np.mean(np.log(ratio)))))
+        # the bandwidth in unit-length coordinates: their geometric mean if they are about equal,
+        # else the one along the log-gradient: a depth of u bandwidths there is
+        # u ‖∇_w log p‖ / ‖∇_z log p‖ unit lengths (w = x / b, z = x / ℓ)
+        bandwidth = float(np.exp(np.mean(np.log(self.model.bandwidth_ / self.length))))
+        if len(slopes) == 2:
+            flat = np.full(p_unit.shape, bandwidth)
             bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
         return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, bandwidth)
 

@@ -181,11 +181,19 @@ def test_binned_slope_grids_in_slabs_equal_the_whole_grid_gradient(d):
     factors = scale / kde.bandwidth_  # chain rule from w = x / h to y = x / scale
     expected = [np.sqrt(sum(g**2 for g in gradients)),
                 np.sqrt(sum((g * f) ** 2 for g, f in zip(gradients, factors, strict=True)))]
+    box, outside = kde._data_box, np.ones(kde.grid_shape_, dtype=bool)
+    outside[box] = False
+    pad = (kde.truncate + 1) * kde.cells_per_bandwidth  # cells of padding each side, skipped
+    for b, size in zip(box, kde.grid_shape_, strict=True):
+        assert b.start == pad and size - pad - 2 <= b.stop <= size - pad + 2
     for budget in (kde.memory_budget, 8 * 7 * kde._grid[0].size):  # one slab; one row per slab
         kde.memory_budget, kde._slope_grids = budget, {}
         whitened, scaled = kde.slope_grids((None, scale))
-        np.testing.assert_array_equal(whitened, expected[0])
-        np.testing.assert_allclose(scaled, expected[1], rtol=1e-12)
+        np.testing.assert_array_equal(whitened[box], expected[0][box])
+        np.testing.assert_allclose(scaled[box], expected[1][box], rtol=1e-12)
+        assert not whitened[outside].any() and not scaled[outside].any()
+    # at the data the read-back only touches the box: the same as reading the whole-grid gradient
+    np.testing.assert_array_equal(kde.log_density_slope(X), kde._read_back((expected[0],), X, "")[0])
     p, (slope,) = kde.density_and_slopes(X[:50])
     np.testing.assert_array_equal(p, kde.density(X[:50]))
     np.testing.assert_array_equal(slope, kde.log_density_slope(X[:50]))
