@@ -52,6 +52,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: The norm of a Gaussian KDE's log-gradient, in bandwidths, at a face of a half-space of data:
+#: φ(0)/Φ(0) = sqrt(2/π).
+FACE_SLOPE = float(np.sqrt(2 / np.pi))
+
 
 def bandwidth_factor(rule: str, n: int, d: float) -> float:
     """Scott's or Silverman's bandwidth factor for ``n`` points in dimension ``d``.
@@ -525,7 +529,7 @@ class BinnedDensity(BaseEstimator):
         :meth:`density`), interpolated like the density. With the default ``scale`` (the bandwidths,
         :math:`y = w`, whitened coordinates) and a Gaussian KDE of a half-space it is the inverse
         Mills ratio of the depth in bandwidths (:mod:`spectral_leverage.boundary`); 0 far inside
-        the data.
+        the data, ``FACE_SLOPE`` beyond the data's bounding box (see :meth:`slope_grids`).
 
         Parameters
         ----------
@@ -543,10 +547,13 @@ class BinnedDensity(BaseEstimator):
         return np.maximum(values[0], self._floor, out=values[0]), list(values[1:])
 
     def slope_grids(self, scales=(None,)) -> list[np.ndarray]:
-        """The grids read by :meth:`log_density_slope` for each of ``scales``, computed on first use
+        r"""The grids read by :meth:`log_density_slope` for each of ``scales``, computed on first use
         (together, one pass) and kept: one more grid each. They are computed over the cells the
-        data's bounding box reads and are 0 on the padding around it (so 0 at queries outside that
-        box). The temporaries are slabs along the first axis, a quarter of ``memory_budget``."""
+        data's bounding box reads. Beyond that box the KDE falls at least as steeply as at a face
+        of a half-space, so the padding holds that face's slope, :math:`\sqrt{2/\pi}` in whitened
+        coordinates (times the geometric mean of the scale factors in others), rather than the
+        slope of the smoothing's tails. The temporaries are slabs along the first axis, a quarter
+        of ``memory_budget``."""
         check_is_fitted(self, "_grid")
         keys = [self._slope_key(scale) for scale in scales]
         cache = self.__dict__.setdefault("_slope_grids", {})
@@ -559,7 +566,7 @@ class BinnedDensity(BaseEstimator):
             halo = tuple(slice(max(b.start - 1, 0), min(b.stop + 1, size))
                          for b, size in zip(box, grid.shape, strict=True))
             inner = tuple(slice(b.start - h.start, b.stop - h.start) for b, h in zip(box, halo, strict=True))
-            new = {key: np.zeros_like(grid) for key in missing}
+            new = {key: np.full(grid.shape, FACE_SLOPE * np.exp(np.mean(np.log(key)))) for key in missing}
             bytes_per_row = 8.0 * (d + 3) * np.prod([h.stop - h.start for h in halo[1:]])
             for rows in row_chunks(box[0].stop - box[0].start, bytes_per_row, self.memory_budget / 4):
                 start, stop = box[0].start + rows.start, box[0].start + rows.stop
@@ -579,7 +586,11 @@ class BinnedDensity(BaseEstimator):
         """Per-axis factors s / h of the chain rule from w = x / h to y = x / s."""
         if scale is None:
             return (1.0,) * len(self.bandwidth_)
-        scale = np.broadcast_to(np.asarray(scale, dtype=float), self.bandwidth_.shape)
+        scale = np.asarray(scale, dtype=float)
+        if scale.ndim > 1 or scale.size not in (1, self.bandwidth_.size):
+            raise ValueError(f"scale must be a float or one value per feature ({self.bandwidth_.size}), "
+                             f"got shape {scale.shape}.")
+        scale = np.broadcast_to(scale, self.bandwidth_.shape)
         if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
             raise ValueError(f"scale must be None or positive and finite per feature, got {scale!r}.")
         return tuple(float(f) for f in scale / self.bandwidth_)

@@ -52,6 +52,7 @@ from ._validation import check_positive, check_random_state, check_samples
 from .base import _SEGMENT, _locate, _segment_totals, _split_draws
 from .density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices
 from .kernels import parse_kernel
+from .leverage import TINY_DENSITY
 from .quadrature import _GridInterpolant, sa_integral
 
 __all__ = ["as_dask_matrix", "fit_leverage", "fit_nystrom", "predict_nystrom", "sample_indices"]
@@ -147,7 +148,7 @@ def _one_thread(task):
 
 def _tree_density(block, model: TreeDensity, active, length_volume: float, n: int):
     # as SpectralLeverage.fit: the KDE of the active features, per unit length scale volume
-    return np.exp(model._log_density(block[:, active], n)) * length_volume
+    return np.maximum(np.exp(model._log_density(block[:, active], n)) * length_volume, TINY_DENSITY)
 
 
 def _bin_block(block, model: BinnedDensity, active):
@@ -257,7 +258,7 @@ def fit_leverage(estimator, X):
                                         X if anchors is None else X[anchors])
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
         raise ValueError("Input X contains NaN or infinity.")
-    estimator._model = None
+    estimator._model = estimator._ambient = None
     chunks = X.chunks[0]
     if not estimator._set_active(high - low):
         estimator.intrinsic_dim_ = 0.0

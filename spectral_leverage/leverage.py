@@ -43,6 +43,10 @@ __all__ = ["SpectralLeverage"]
 logger = logging.getLogger(__name__)
 
 
+#: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
+TINY_DENSITY = float(np.finfo(float).tiny)
+
+
 @dataclass(frozen=True, eq=False)
 class _AmbientDensity:
     """A fitted ambient KDE as the scores see it; small and picklable (the Dask path ships it to
@@ -74,7 +78,9 @@ class _AmbientDensity:
     def __call__(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         volume = np.prod(self.length)
         if self.boundary is None:
-            p_unit = self.model.density(active) * volume
+            # far from all data the tree KDE underflows to 0; h's limit there is k(0)/λ, which the
+            # smallest normal float gives (the scores are capped at the isolated point's bound)
+            p_unit = np.maximum(self.model.density(active) * volume, TINY_DENSITY)
             return p_unit, p_unit
         p_unit, slopes = self.model.density_and_slopes(active, self._scales)
         p_unit *= volume
@@ -228,7 +234,7 @@ class SpectralLeverage(LeverageSampler):
         X = check_data(X)
         n, d = X.shape
         spec, reg = self._setup(d)
-        self._model = None
+        self._model = self._ambient = None
         start = time.perf_counter()
         low, high = X.min(axis=0), X.max(axis=0)
         if not self._set_active(high - low):
@@ -266,6 +272,8 @@ class SpectralLeverage(LeverageSampler):
         check_bandwidth(self.bandwidth)
         if self.kde not in ("auto", "binned", "tree"):
             raise ValueError(f"kde must be 'auto', 'binned' or 'tree', got {self.kde!r}.")
+        if not isinstance(self.boundary, bool | np.bool_):
+            raise TypeError(f"boundary must be True or False, got {self.boundary!r}.")
         self.n_features_in_ = d
         self._spec, self._reg = spec, reg
         return spec, reg
@@ -368,7 +376,7 @@ class SpectralLeverage(LeverageSampler):
 
     def _ambient_for(self, model: BinnedDensity | TreeDensity) -> _AmbientDensity:
         """The fitted ambient KDE ``model`` as the scores see it (boundary-corrected if binned)."""
-        corrected = bool(self.boundary) and isinstance(model, BinnedDensity)
+        corrected = self.boundary and isinstance(model, BinnedDensity)
         return _AmbientDensity(model, self._length,
                                (self._spec.unit, self._reg, self.intrinsic_dim_) if corrected else None)
 

@@ -191,7 +191,9 @@ def test_binned_slope_grids_in_slabs_equal_the_whole_grid_gradient(d):
         whitened, scaled = kde.slope_grids((None, scale))
         np.testing.assert_array_equal(whitened[box], expected[0][box])
         np.testing.assert_allclose(scaled[box], expected[1][box], rtol=1e-12)
-        assert not whitened[outside].any() and not scaled[outside].any()
+        # beyond the data's box: the face's slope (the KDE falls at least that steeply there)
+        np.testing.assert_array_equal(whitened[outside], np.sqrt(2 / np.pi))
+        np.testing.assert_allclose(scaled[outside], np.sqrt(2 / np.pi) * np.exp(np.mean(np.log(factors))))
     # at the data the read-back only touches the box: the same as reading the whole-grid gradient
     np.testing.assert_array_equal(kde.log_density_slope(X), kde._read_back((expected[0],), X, "")[0])
     p, (slope,) = kde.density_and_slopes(X[:50])
@@ -204,6 +206,6 @@ def test_binned_slope_needs_a_fit_and_a_positive_scale():
     with pytest.raises(NotFittedError):
         kde.slope_grids()
     kde.fit(np.random.default_rng(0).uniform(size=(100, 2)))
-    for scale in (0.0, [1.0, -1.0], np.nan):
+    for scale in (0.0, [1.0, -1.0], np.nan, [1.0, 2.0, 3.0], [[1.0, 2.0]]):
         with pytest.raises(ValueError, match="scale"):
             kde.log_density_slope(np.zeros((1, 2)), scale)

@@ -71,6 +71,13 @@ def test_scores_equal(fitted_by_kde):
     assert dist.effective_dimension_ == pytest.approx(local.effective_dimension_, rel=1e-12)
 
 
+def test_score_samples_equal(fitted_by_kde, data):
+    local, dist = fitted_by_kde
+    X = data[0]
+    new = np.vstack([X[:50] + 0.01, X[:5] + 10.0])  # near the data, and beyond it
+    np.testing.assert_allclose(dist.score_samples(new), local.score_samples(new), rtol=1e-10)
+
+
 def test_sample_equal(fitted_by_kde):
     local, dist = fitted_by_kde
     np.testing.assert_array_equal(dist.sample(1000, random_state=3), local.sample(1000, random_state=3))

@@ -306,3 +306,13 @@ def test_given_intrinsic_dim_uses_knn_density_even_when_equal_to_d():
     assert type(given._model).__name__ == "KNNDensity"
     assert type(ambient._model).__name__ in ("BinnedDensity", "TreeDensity")
     assert not np.allclose(given.scores_, ambient.scores_)
+
+
+@pytest.mark.parametrize("kde", ["binned", "tree"])
+def test_score_samples_far_from_the_data_is_the_isolated_point_bound(kde):
+    """Far from every point the KDE underflows to 0 (tree) or its floor (binned); h's limit there is
+    k(0)/λ, above the cap n k(0)/(k(0) + nλ), so the cap is what comes back."""
+    X = np.random.default_rng(0).uniform(size=(2000, 3))
+    sl = SpectralLeverage(Matern(0.5, nu=1.5), 2000**-0.75, kde=kde, random_state=0).fit(X)
+    far = sl.score_samples(X[:3] + 100.0)
+    np.testing.assert_allclose(far, sl._score_cap(2000), rtol=1e-12)
