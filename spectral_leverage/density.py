@@ -52,9 +52,19 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The norm of a Gaussian KDE's log-gradient, in bandwidths, at a face of a half-space of data:
-#: φ(0)/Φ(0) = sqrt(2/π).
+#: The norm of a Gaussian KDE's log-gradient, in bandwidths, at a face of a half-space of data,
+#: φ(0)/Φ(0) = sqrt(2/π), and its log-density's curvature across the face there, -2/π.
 FACE_SLOPE = float(np.sqrt(2 / np.pi))
+FACE_CURVATURE = float(-2 / np.pi)
+
+
+def _curvature_along(slab_gradients: dict, keep: tuple, step: float) -> np.ndarray:
+    """ĝᵀ H ĝ on the kept cells of a slab, as the derivative of the gradient's norm along ĝ
+    (∇‖g‖ = H g / ‖g‖): d more differences instead of d(d+1)/2."""
+    norm = np.sqrt(sum(g**2 for g in slab_gradients.values()))
+    numerator = sum(g[keep] * np.gradient(norm, step, axis=axis)[keep] for axis, g in slab_gradients.items())
+    norm = norm[keep]
+    return np.divide(numerator, norm, out=np.zeros_like(norm), where=norm > 0)
 
 
 def bandwidth_factor(rule: str, n: int, d: float) -> float:
@@ -539,46 +549,57 @@ class BinnedDensity(BaseEstimator):
         """
         return self.density_and_slopes(X, (scale,))[1][0]
 
-    def density_and_slopes(self, X, scales=(None,)) -> tuple[np.ndarray, list[np.ndarray]]:
-        """(:meth:`density`, [:meth:`log_density_slope` for each of ``scales``]) at the rows of X, in
-        one pass over X."""
+    def density_and_slopes(self, X, scales=(None,), *,
+                           curvature: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(:meth:`density`, [:meth:`log_density_slope` for each of ``scales``, then, with
+        ``curvature``, the log-density's curvature along its gradient (:meth:`slope_grids`)]) at
+        the rows of X, in one pass over X."""
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
-        values = self._read_back((self._grid, *self.slope_grids(scales)), X, "density")
+        values = self._read_back((self._grid, *self.slope_grids(scales, curvature=curvature)), X, "density")
         return np.maximum(values[0], self._floor, out=values[0]), list(values[1:])
 
-    def slope_grids(self, scales=(None,)) -> list[np.ndarray]:
-        r"""The grids read by :meth:`log_density_slope` for each of ``scales``, computed on first use
-        (together, one pass) and kept: one more grid each. They are computed over the cells the
-        data's bounding box reads. Beyond that box the KDE falls at least as steeply as at a face
-        of a half-space, so the padding holds that face's slope, :math:`\sqrt{2/\pi}` in whitened
-        coordinates (times the geometric mean of the scale factors in others), rather than the
-        slope of the smoothing's tails. The temporaries are slabs along the first axis, a quarter
-        of ``memory_budget``."""
+    def slope_grids(self, scales=(None,), *, curvature: bool = False) -> list[np.ndarray]:
+        r"""The grids read by :meth:`log_density_slope` for each of ``scales``, and with
+        ``curvature`` one more: the curvature of the log-density along its gradient in whitened
+        coordinates, :math:`\hat g^\top (\nabla_w^2 \log \hat p)\, \hat g` with
+        :math:`\hat g = \nabla_w \log \hat p / \|\nabla_w \log \hat p\|` (0 where the gradient is 0;
+        computed as the derivative of the gradient's norm along it).
+
+        Computed on first use (together, one pass) and kept: one more grid each. They are computed
+        over the cells the data's bounding box reads. Beyond that box the KDE falls at least as
+        steeply as at a face of a half-space, so the padding holds that face's values: slope
+        :math:`\sqrt{2/\pi}` in whitened coordinates (times the geometric mean of the scale factors
+        in others), curvature :math:`-2/\pi`, rather than the smoothing tails'. The temporaries are
+        slabs along the first axis, a quarter of ``memory_budget``."""
         check_is_fitted(self, "_grid")
-        keys = [self._slope_key(scale) for scale in scales]
+        keys = [self._slope_key(scale) for scale in scales] + (["curvature"] if curvature else [])
         cache = self.__dict__.setdefault("_slope_grids", {})
         missing = [key for key in dict.fromkeys(keys) if key not in cache]
         if missing:
             grid, step, d = self._grid, 1.0 / self.cells_per_bandwidth, self._grid.ndim
             box = getattr(self, "_data_box", tuple(slice(0, size) for size in grid.shape))
-            # one more cell each side, so that the box's own cells get the central differences of
-            # the whole grid
-            halo = tuple(slice(max(b.start - 1, 0), min(b.stop + 1, size))
+            # two more cells each side, so that the box's own cells get the (second) central
+            # differences of the whole grid
+            halo = tuple(slice(max(b.start - 2, 0), min(b.stop + 2, size))
                          for b, size in zip(box, grid.shape, strict=True))
             inner = tuple(slice(b.start - h.start, b.stop - h.start) for b, h in zip(box, halo, strict=True))
-            new = {key: np.full(grid.shape, FACE_SLOPE * np.exp(np.mean(np.log(key)))) for key in missing}
-            bytes_per_row = 8.0 * (d + 3) * np.prod([h.stop - h.start for h in halo[1:]])
+            new = {key: np.full(grid.shape, FACE_CURVATURE if key == "curvature"
+                                else FACE_SLOPE * np.exp(np.mean(np.log(key)))) for key in missing}
+            bytes_per_row = 8.0 * (2 * d + 6) * np.prod([h.stop - h.start for h in halo[1:]])
             for rows in row_chunks(box[0].stop - box[0].start, bytes_per_row, self.memory_budget / 4):
                 start, stop = box[0].start + rows.start, box[0].start + rows.stop
-                lo, hi = max(start - 1, 0), min(stop + 1, grid.shape[0])
+                lo, hi = max(start - 2, 0), min(stop + 2, grid.shape[0])
                 log_slab = np.log(np.maximum(grid[(slice(lo, hi), *halo[1:])], self._floor))
                 keep = (slice(start - lo, stop - lo), *inner[1:])
-                gradients = [np.gradient(log_slab, step, axis=axis)[keep]
-                             if log_slab.shape[axis] > 1 else None for axis in range(d)]
+                axes = [axis for axis in range(d) if log_slab.shape[axis] > 2]
+                slab_gradients = {axis: np.gradient(log_slab, step, axis=axis) for axis in axes}
+                gradients = {axis: g[keep] for axis, g in slab_gradients.items()}
+                target = (slice(start, stop), *box[1:])
                 for key, out in new.items():
-                    squares = sum((factor * g) ** 2 for factor, g in zip(key, gradients, strict=True)
-                                  if g is not None)
-                    out[(slice(start, stop), *box[1:])] = np.sqrt(squares)
+                    if key == "curvature":
+                        out[target] = _curvature_along(slab_gradients, keep, step)
+                    else:
+                        out[target] = np.sqrt(sum((key[axis] * g) ** 2 for axis, g in gradients.items()))
             cache.update(new)
         return [cache[key] for key in keys]
 

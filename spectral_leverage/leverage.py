@@ -72,7 +72,7 @@ class _AmbientDensity:
     def prepare(self) -> _AmbientDensity:
         """Compute the slope grids now (before the object is shipped); returns self."""
         if self.boundary is not None:
-            self.model.slope_grids(self._scales)
+            self.model.slope_grids(self._scales, curvature=True)
         return self
 
     def __call__(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,7 +82,7 @@ class _AmbientDensity:
             # smallest normal float gives (the scores are capped at the isolated point's bound)
             p_unit = np.maximum(self.model.density(active) * volume, TINY_DENSITY)
             return p_unit, p_unit
-        p_unit, slopes = self.model.density_and_slopes(active, self._scales)
+        p_unit, (*slopes, curvature) = self.model.density_and_slopes(active, self._scales, curvature=True)
         p_unit *= volume
         # the bandwidth in unit-length coordinates: their geometric mean if they are about equal,
         # else the one along the log-gradient: a depth of u bandwidths there is
@@ -91,7 +91,7 @@ class _AmbientDensity:
         if len(slopes) == 2:
             flat = np.full(p_unit.shape, bandwidth)
             bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
-        return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, bandwidth)
+        return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, bandwidth, curvature)
 
 
 class SpectralLeverage(LeverageSampler):
