@@ -58,8 +58,9 @@ from scipy.special import log_ndtr, ndtr
 
 from ._blocks import on_all_cores, row_chunks
 from ._validation import check_positive
+from .density import FACE_SLOPE
 from .kernels import StationaryKernel
-from .quadrature import check_unit_kernel, knee_frequency
+from .quadrature import _knee_frequency, check_unit_kernel
 
 __all__ = ["boundary_density", "half_space_depth"]
 
@@ -68,7 +69,6 @@ __all__ = ["boundary_density", "half_space_depth"]
 # inside, the inverse u(v) is smooth (u ∝ v² near 0): it is tabulated on a uniform grid of v and
 # looked up by direct index (a binary search over the table cost 5x more).
 _U_MAX = 8.0
-_M_FACE = float(np.sqrt(2 / np.pi))  # M(0)
 _CHUNK = 2**16
 
 
@@ -197,10 +197,10 @@ def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, b
         p_inside = p[rows] / ndtr(u)
         # the deficit is measured on the longer of the equivalent kernel's length and the
         # bandwidth: a face farther than a few bandwidths does not show in the KDE's slope
-        kappa = np.maximum(bandwidth[rows] * knee_frequency(p_inside, kernel, reg, d), 1.0)
+        kappa = np.maximum(bandwidth[rows] * _knee_frequency(p_inside, kernel, reg, d), 1.0)
         p_eff[rows] = p_inside * ndtr(kappa * u) ** 2
         if curvature is not None:
-            mills = np.minimum(slope[rows], _M_FACE)  # M(u) of the depth read (u = 0 above a face's)
+            mills = np.minimum(slope[rows], FACE_SLOPE)  # M(u) of the depth read (u = 0 above a face's)
             face = -mills * (u + mills)
             weight = np.clip(2.0 * curvature[rows] / np.minimum(face, -1e-300), 0.0, 1.0)
             p_eff[rows] = p[rows] * (p_eff[rows] / p[rows]) ** weight

@@ -282,8 +282,8 @@ def fit_leverage(estimator, X):
         model.smooth(counts, n)
         estimator._ambient = estimator._ambient_for(model).prepare()  # slope grids made once, here
         if estimator._ambient.boundary is None:
-            p_unit = X.map_blocks(_binned_density, _share(estimator._ambient), active, drop_axis=1,
-                                  dtype=float, meta=meta).persist()
+            p_unit = p_score = X.map_blocks(_binned_density, _share(estimator._ambient), active,
+                                            drop_axis=1, dtype=float, meta=meta).persist()
         else:
             both = X.map_blocks(_binned_density, _share(estimator._ambient), active,
                                 chunks=(chunks, (2,)), dtype=float, meta=meta).persist()
@@ -295,22 +295,20 @@ def fit_leverage(estimator, X):
         radius = X.map_blocks(_knn_radius, shared, active, length, training, drop_axis=1,
                               dtype=float, meta=meta).persist()
         floor = float(da.where(radius > 0, radius, np.inf).min().compute())
-        p_unit = radius.map_blocks(_knn_density, shared, floor if np.isfinite(floor) else None,
-                                   training, dtype=float, meta=meta)
+        p_unit = p_score = radius.map_blocks(_knn_density, shared, floor if np.isfinite(floor) else None,
+                                             training, dtype=float, meta=meta)
     elif type(model) is TreeDensity:
         # C order as in memory: the anchors' standard deviations (bandwidths) depend on the
         # summation order, and the KDE's pruning on the bandwidths
         model.fit(np.ascontiguousarray(rows[:, active]))
         if n > model.n_tree_:  # build the interpolation tree and anchor densities here, once
             model._log_density(model._anchors[:1] * model.bandwidth_, n)
-        p_unit = X.map_blocks(_tree_density, _share(model), active, float(np.prod(length)), n,
-                              drop_axis=1, dtype=float, meta=meta).persist()
+        p_unit = p_score = X.map_blocks(_tree_density, _share(model), active, float(np.prod(length)), n,
+                                        drop_axis=1, dtype=float, meta=meta).persist()
         estimator._ambient = estimator._ambient_for(model)  # for score_samples
     else:  # pragma: no cover - a density estimator without a distributed path
         raise NotImplementedError(f"{type(model).__name__} has no Dask path.")
     estimator._model = model
-    if type(model) is not BinnedDensity or estimator._ambient.boundary is None:
-        p_score = p_unit
     p_low, p_high = (float(v) for v in dask.compute(p_score.min(), p_score.max()))
     estimator.density_ = p_unit / estimator._mean_length**estimator.intrinsic_dim_
     cap = estimator._score_cap(n)

@@ -95,14 +95,18 @@ def _log_knee(kernel: StationaryKernel, log_p: np.ndarray, log_reg: float, d: fl
     return 0.5 * np.log(np.maximum(x - a, a) / (4 * np.pi**2))
 
 
+def _check_parsed(kernel) -> None:
+    if not isinstance(kernel, StationaryKernel):
+        raise TypeError(
+            f"kernel must be a parsed StationaryKernel (spectral_leverage.kernels.parse_kernel(k), "
+            f"or its .unit), got {type(kernel).__name__}."
+        )
+
+
 def check_unit_kernel(kernel) -> None:
     """``TypeError`` unless ``kernel`` is a parsed :class:`~spectral_leverage.kernels.StationaryKernel`,
     ``ValueError`` unless its length scale is 1 (the coordinates the densities here are in)."""
-    if not isinstance(kernel, StationaryKernel):
-        raise TypeError(
-            f"kernel must be a parsed StationaryKernel (spectral_leverage.kernels.parse_kernel(k).unit), "
-            f"got {type(kernel).__name__}."
-        )
+    _check_parsed(kernel)
     if kernel.scalar_length_scale != 1.0:
         raise ValueError("kernel must have unit length scale: pass parse_kernel(k).unit and densities "
                          "in the coordinates X / length_scale.")
@@ -133,12 +137,14 @@ def knee_frequency(p, kernel: StationaryKernel, reg: float, d: float) -> np.ndar
     >>> np.round(s / 1e-4, 8)  # p s(ρ*) = λ
     array([1.])
     """
-    if not isinstance(kernel, StationaryKernel):
-        raise TypeError(f"kernel must be a parsed StationaryKernel (parse_kernel(k)), got "
-                        f"{type(kernel).__name__}.")
+    _check_parsed(kernel)
     p, _, _ = _density_range(p)
-    reg, d = check_positive(reg, "reg"), check_positive(d, "d")
-    return 2 * np.pi * np.exp(_log_knee(kernel, np.log(p), float(np.log(reg)), d))
+    return _knee_frequency(p, kernel, check_positive(reg, "reg"), check_positive(d, "d"))
+
+
+def _knee_frequency(p: np.ndarray, kernel: StationaryKernel, reg: float, d: float) -> np.ndarray:
+    """Unchecked :func:`knee_frequency` (for callers that validated their input once)."""
+    return 2 * np.pi * np.exp(_log_knee(kernel, np.log(p), float(np.log(reg)), float(d)))
 
 
 def _quadrature(p: np.ndarray, kernel: StationaryKernel, reg: float, d: float) -> np.ndarray:
