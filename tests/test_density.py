@@ -99,15 +99,19 @@ def test_binned_kde_matches_exact_kde_of_all_points(d):
     np.testing.assert_allclose(binned.bandwidth_, bandwidth)
     exact = np.exp(KernelDensity(bandwidth=1.0).fit(X / bandwidth).score_samples(Q / bandwidth)) \
         / np.prod(bandwidth)
-    err = np.abs(binned.density(Q) / exact - 1)
-    assert err[:500].max() < 0.02  # at the data points (what the scores use)
+    signed = binned.density(Q) / exact - 1
+    err = np.abs(signed)
+    assert err[:500].max() < 0.01  # at the data points (what the scores use)
+    # unbiased there: the smoothing's variance makes up for binning's and read-back's (uncorrected,
+    # the data points' peaks are flattened and the mean error is about minus the mean |error|)
+    assert abs(signed[:500].mean()) < 0.2 * err[:500].mean()
     # the relative error grows in the tails (log-density curvature): bounded down to 1 % of the peak
     inside = exact > 1e-2 * exact.max()
-    assert np.median(err[inside]) < 0.005 and err[inside].max() < 0.1
-    err = err[inside]
+    assert np.median(err[inside]) < 0.002 and err[inside].max() < 0.06
     # four cells per bandwidth against two: the error is second order in the cell size
-    coarse = BinnedDensity(cells_per_bandwidth=2).fit(X).density(Q[inside])
-    assert np.median(np.abs(coarse / exact[inside] - 1)) > 2.5 * np.median(err)
+    fine, coarse = (np.abs(BinnedDensity(cells_per_bandwidth=c).fit(X).density(Q[inside]) / exact[inside] - 1)
+                    for c in (4, 2))
+    assert np.median(coarse) > 2.5 * np.median(fine)
 
 
 def test_binned_kde_integrates_to_one():
