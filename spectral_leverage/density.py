@@ -10,8 +10,13 @@ the *anchors*:
 
 with :math:`\varphi` the standard normal density in :math:`d` dimensions.
 
-* At up to ``max_samples`` query points the KDE is evaluated directly by scikit-learn's dual-tree
-  :class:`~sklearn.neighbors.KernelDensity`, with relative error at most ``rtol``.
+* At up to ``max_samples`` query points the KDE is evaluated directly and exactly: the squared
+  distances to all anchors as one matrix product per block of rows (:math:`\|w - a\|^2 / 2 =
+  \|w\|^2/2 + \|a\|^2/2 - w \cdot a` in whitened coordinates centred on the anchors' mean), then
+  a log-sum-exp shifted by each row's nearest anchor, so that no query underflows however far it
+  is (the exponentials in float32, summed in float64: relative error about 1e-7). In four or more
+  dimensions this is several times faster than a dual-tree KDE at a tolerance of 1 %: the kernel is
+  wide there, and tree pruning saves little.
 * A larger batch of queries is answered by Nadaraya–Watson interpolation of the anchors'
   log-densities over the ``n_interp`` nearest anchors (one pykdtree k-NN query per point; Gaussian
   weights of half a bandwidth). The KDE is smooth on the scale of the bandwidth, and the anchors are
@@ -34,7 +39,6 @@ from pykdtree.kdtree import KDTree
 from scipy.ndimage import gaussian_filter, map_coordinates
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, clone
-from sklearn.neighbors import KernelDensity
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
@@ -152,8 +156,6 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     bandwidth : str or float, default="scott"
         "scott" or "silverman" (rules applied to the standardised data), or an isotropic bandwidth
         in the units of X.
-    rtol : float, default=1e-2
-        Relative tolerance of the direct KDE (scikit-learn's dual-tree bound).
     max_samples : int or None, default=16384
         Anchors: the KDE is built on a random subsample of at most this many points. None uses
         every point and evaluates every query directly.
@@ -183,11 +185,9 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     True
     """
 
-    def __init__(self, bandwidth="scott", *, rtol: float = 1e-2, max_samples: int | None = 2**14,
-                 n_interp: int = 8, memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None,
-                 verbose: bool = False):
+    def __init__(self, bandwidth="scott", *, max_samples: int | None = 2**14, n_interp: int = 8,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.bandwidth = bandwidth
-        self.rtol = rtol
         self.max_samples = max_samples
         self.n_interp = n_interp
         self.memory_budget = memory_budget
@@ -199,9 +199,6 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         X = check_data(X, min_samples=1)
         n, d = X.shape
         check_samples(self.n_interp, "n_interp")
-        rtol = check_positive(self.rtol, "rtol")
-        if rtol >= 1:
-            raise ValueError(f"rtol must be in (0, 1), got {self.rtol!r}.")
         anchors = _anchor_indices(n, self.max_samples, self.random_state)
         if anchors is not None:
             X = X[anchors]
@@ -211,8 +208,8 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         self.n_tree_ = m
         # whitened coordinates w = x / h: the KDE kernel is the standard normal there
         self._anchors = np.ascontiguousarray(X / self.bandwidth_)
-        self._kde = KernelDensity(bandwidth=1.0, rtol=rtol).fit(self._anchors)
-        self._log_det = float(np.sum(np.log(self.bandwidth_)))
+        # log of the normalisation 1 / (m (2π)^{d/2} Π h_j)
+        self._log_norm = -float(np.log(m) + 0.5 * d * np.log(2 * np.pi) + np.sum(np.log(self.bandwidth_)))
         self._tree = None
         self._anchor_log_density = None
         return self
@@ -240,11 +237,36 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             self._tree = KDTree(self._anchors)
 
     def _direct(self, W: np.ndarray) -> np.ndarray:
+        """Exact log-KDE at whitened rows W (module docstring): blocks of rows against all anchors,
+        on all cores."""
+        centre = self._anchors.mean(axis=0)
+        anchors = self._anchors - centre
+        anchors_t = np.ascontiguousarray(anchors.T)
+        half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
         out = np.empty(W.shape[0])
-        chunks = list(row_chunks(W.shape[0], 64.0 * W.shape[1], self.memory_budget))
-        for rows in tqdm(chunks, disable=not self.verbose or len(chunks) < 2, desc="density"):
-            out[rows] = self._kde.score_samples(W[rows])
-        return out - self._log_det
+        # per row: the float64 exponents and their float32 exponentials; blocks of a few MiB stay
+        # in cache
+        bytes_per_row = 12.0 * anchors.shape[0]
+        chunk_bytes = min(self.memory_budget / (2 * N_THREADS), 2**22)
+        chunks = list(row_chunks(W.shape[0], bytes_per_row, chunk_bytes))
+        progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc="density")
+
+        def fill(rows: slice) -> None:
+            query = W[rows] - centre
+            exponent = query @ anchors_t  # -‖w - a‖²/2 + ‖w‖²/2
+            exponent -= half_sq
+            top = exponent.max(axis=1)
+            exponent -= top[:, None]
+            terms = np.exp(exponent.astype(np.float32))
+            out[rows] = (np.log(terms.sum(axis=1, dtype=float)) + top
+                         - 0.5 * np.einsum("ij,ij->i", query, query))
+            progress.update()
+
+        try:
+            on_all_cores(fill, chunks)
+        finally:
+            progress.close()
+        return out + self._log_norm
 
     def _interpolate(self, W: np.ndarray) -> np.ndarray:
         """Nadaraya–Watson interpolation of the anchors' log-densities (outliers: direct KDE)."""
@@ -384,8 +406,8 @@ class BinnedDensity(BaseEstimator):
     average, leaving the position-dependent part, :math:`\pm\delta^2/12`: the relative error is
     second order in :math:`\delta` and unbiased at the data points. At the default 3 cells per
     bandwidth it is about 0.1 % there (at most 0.5 %; with 4 cells and no variance correction it was
-    1 %, the same as :class:`TreeDensity`'s default ``rtol``) and grows in the tails with the
-    log-density's curvature, to about 4 % where the density is 1 % of its peak.
+    1 %) and grows in the tails with the log-density's curvature, to about 4 % where the density is
+    1 % of its peak.
 
     The grid spans the data plus ``truncate + 1`` bandwidths on each side, so it suits low
     dimension: :meth:`grid_cells` tells its size before fitting, and ``fit`` refuses a grid that

@@ -52,7 +52,6 @@ from ._validation import check_positive, check_random_state, check_samples
 from .base import _SEGMENT, _locate, _segment_totals, _split_draws
 from .density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices
 from .kernels import parse_kernel
-from .leverage import TINY_DENSITY
 from .quadrature import _GridInterpolant, sa_integral
 
 __all__ = ["as_dask_matrix", "fit_leverage", "fit_nystrom", "predict_nystrom", "sample_indices"]
@@ -146,20 +145,15 @@ def _one_thread(task):
     return run
 
 
-def _tree_density(block, model: TreeDensity, active, length_volume: float, n: int):
-    # as SpectralLeverage.fit: the KDE of the active features, per unit length scale volume
-    return np.maximum(np.exp(model._log_density(block[:, active], n)) * length_volume, TINY_DENSITY)
-
-
 def _bin_block(block, model: BinnedDensity, active):
     return (model.bin_counts(block[:, active]),)
 
 
 @_one_thread
-def _binned_density(block, ambient, active):
-    # as SpectralLeverage.fit: the KDE per unit length scale volume, and (boundary-corrected) the
-    # density the scores are taken of
-    p_unit, p_score = ambient(block[:, active])
+def _ambient_density(block, ambient, active, n: int):
+    # as SpectralLeverage.fit: the KDE per unit length scale volume (the tree KDE told the whole
+    # batch's size n), and (boundary-corrected) the density the scores are taken of
+    p_unit, p_score = ambient(block[:, active], n)
     return p_unit if ambient.boundary is None else np.column_stack([p_unit, p_score])
 
 
@@ -282,10 +276,10 @@ def fit_leverage(estimator, X):
         model.smooth(counts, n)
         estimator._ambient = estimator._ambient_for(model).prepare()  # slope grids made once, here
         if estimator._ambient.boundary is None:
-            p_unit = p_score = X.map_blocks(_binned_density, _share(estimator._ambient), active,
+            p_unit = p_score = X.map_blocks(_ambient_density, _share(estimator._ambient), active, n,
                                             drop_axis=1, dtype=float, meta=meta).persist()
         else:
-            both = X.map_blocks(_binned_density, _share(estimator._ambient), active,
+            both = X.map_blocks(_ambient_density, _share(estimator._ambient), active, n,
                                 chunks=(chunks, (2,)), dtype=float, meta=meta).persist()
             p_unit, p_score = both[:, 0], both[:, 1]
     elif type(model) is KNNDensity:
@@ -299,13 +293,13 @@ def fit_leverage(estimator, X):
                                              training, dtype=float, meta=meta)
     elif type(model) is TreeDensity:
         # C order as in memory: the anchors' standard deviations (bandwidths) depend on the
-        # summation order, and the KDE's pruning on the bandwidths
+        # summation order
         model.fit(np.ascontiguousarray(rows[:, active]))
         if n > model.n_tree_:  # build the interpolation tree and anchor densities here, once
             model._log_density(model._anchors[:1] * model.bandwidth_, n)
-        p_unit = p_score = X.map_blocks(_tree_density, _share(model), active, float(np.prod(length)), n,
+        estimator._ambient = estimator._ambient_for(model)
+        p_unit = p_score = X.map_blocks(_ambient_density, _share(estimator._ambient), active, n,
                                         drop_axis=1, dtype=float, meta=meta).persist()
-        estimator._ambient = estimator._ambient_for(model)  # for score_samples
     else:  # pragma: no cover - a density estimator without a distributed path
         raise NotImplementedError(f"{type(model).__name__} has no Dask path.")
     estimator._model = model

@@ -75,12 +75,18 @@ class _AmbientDensity:
             self.model.slope_grids(self._scales, curvature=True)
         return self
 
-    def __call__(self, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, active: np.ndarray, n_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(KDE per unit volume, density for the scores) at validated rows ``active``, part of a
+        batch of ``n_batch`` rows (default: these rows; the tree KDE's choice of evaluation)."""
         volume = np.prod(self.length)
-        if self.boundary is None:
-            # far from all data the tree KDE underflows to 0; h's limit there is k(0)/λ, which the
+        if isinstance(self.model, TreeDensity):
+            log_p = self.model._log_density(active, active.shape[0] if n_batch is None else n_batch)
+            # far from all data the density underflows to 0; h's limit there is k(0)/λ, which the
             # smallest normal float gives (the scores are capped at the isolated point's bound)
-            p_unit = np.maximum(self.model.density(active) * volume, TINY_DENSITY)
+            p_unit = np.maximum(np.exp(log_p + np.log(volume)), TINY_DENSITY)
+            return p_unit, p_unit
+        if self.boundary is None:
+            p_unit = self.model.density(active) * volume
             return p_unit, p_unit
         p_unit, (*slopes, curvature) = self.model.density_and_slopes(active, self._scales, curvature=True)
         p_unit *= volume
@@ -141,8 +147,6 @@ class SpectralLeverage(LeverageSampler):
         there are up to 1.4–1.7× low): a half-space model read off the slope of the KDE
         (:mod:`spectral_leverage.boundary`). Applies to the binned KDE; the tree KDE, the k-NN
         density and a given density are used as they are.
-    rtol : float, default=1e-2
-        Relative tolerance of the tree KDE.
     n_neighbors : int, default=50
         Neighbours of the k-NN density (intrinsic path).
     max_tree_size : int or None, default=16384
@@ -196,7 +200,6 @@ class SpectralLeverage(LeverageSampler):
 
     def __init__(self, kernel, reg: float, *, bandwidth="scott", integral: str = "quadrature",
                  intrinsic_dim="auto", density=None, kde: str = "auto", boundary: bool = True,
-                 rtol: float = 1e-2,
                  n_neighbors: int = 50,
                  max_tree_size: int | None = 2**14, memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  random_state=None, verbose: bool = False):
@@ -208,7 +211,6 @@ class SpectralLeverage(LeverageSampler):
         self.density = density
         self.kde = kde
         self.boundary = boundary
-        self.rtol = rtol
         self.n_neighbors = n_neighbors
         self.max_tree_size = max_tree_size
         self.memory_budget = memory_budget
@@ -295,7 +297,7 @@ class SpectralLeverage(LeverageSampler):
                 memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
             )
         return TreeDensity(
-            self.bandwidth, rtol=self.rtol, max_samples=self.max_tree_size,
+            self.bandwidth, max_samples=self.max_tree_size,
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
 

@@ -12,7 +12,7 @@ from sklearn.gaussian_process.kernels import Matern
 from spectral_leverage import NystromKRR, SpectralLeverage
 from spectral_leverage._blocks import N_THREADS, max_threads, on_all_cores
 from spectral_leverage.distributed import (
-    _binned_density,
+    _ambient_density,
     _block_normal_equations,
     _capped_scores,
     _predict_block,
@@ -197,13 +197,13 @@ class _LimitAmbient:
 
     boundary = ("corrected",)
 
-    def __call__(self, rows):
+    def __call__(self, rows, n_batch):
         return (_limit_density(rows),) * 2
 
 
 ONES, ORIGIN = np.ones((3, 1)), np.zeros((1, 1))
 WORKER_TASKS = {  # each returns the thread limit inside the worker function, per row
-    "binned_density": lambda: _binned_density(ONES, _LimitAmbient(), [0]),
+    "ambient_density": lambda: _ambient_density(ONES, _LimitAmbient(), [0], len(ONES)),
     "capped_scores": lambda: _capped_scores(ONES[:, 0], _limit_density, np.inf),
     "block_normal_equations": lambda: _block_normal_equations(
         ONES, ONES, (_limit_kernel, ORIGIN, np.eye(1)), 2**20)[1][0] / len(ONES),  # c = Σ_i t·1
