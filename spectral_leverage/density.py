@@ -62,10 +62,9 @@ FACE_SLOPE = float(np.sqrt(2 / np.pi))
 FACE_CURVATURE = float(-2 / np.pi)
 
 
-def _curvature_along(slab_gradients: dict, keep: tuple, step: float) -> np.ndarray:
-    """ĝᵀ H ĝ on the kept cells of a slab, as the derivative of the gradient's norm along ĝ
+def _curvature_along(slab_gradients: dict, norm: np.ndarray, keep: tuple, step: float) -> np.ndarray:
+    """ĝᵀ H ĝ on the kept cells of a slab, as the derivative of the gradient's norm ``norm`` along ĝ
     (∇‖g‖ = H g / ‖g‖): d more differences instead of d(d+1)/2."""
-    norm = np.sqrt(sum(g**2 for g in slab_gradients.values()))
     numerator = sum(g[keep] * np.gradient(norm, step, axis=axis)[keep] for axis, g in slab_gradients.items())
     norm = norm[keep]
     return np.divide(numerator, norm, out=np.zeros_like(norm), where=norm > 0)
@@ -624,13 +623,16 @@ class BinnedDensity(BaseEstimator):
                 keep = (slice(start - lo, stop - lo), *inner[1:])
                 axes = [axis for axis in range(d) if log_slab.shape[axis] > 2]
                 slab_gradients = {axis: np.gradient(log_slab, step, axis=axis) for axis in axes}
-                gradients = {axis: g[keep] for axis, g in slab_gradients.items()}
+                norm = np.sqrt(sum(g**2 for g in slab_gradients.values()))  # the whitened slope
                 target = (slice(start, stop), *box[1:])
                 for key, out in new.items():
                     if key == "curvature":
-                        out[target] = _curvature_along(slab_gradients, keep, step)
+                        out[target] = _curvature_along(slab_gradients, norm, keep, step)
+                    elif set(key) == {1.0}:
+                        out[target] = norm[keep]
                     else:
-                        out[target] = np.sqrt(sum((key[axis] * g) ** 2 for axis, g in gradients.items()))
+                        out[target] = np.sqrt(sum((key[axis] * g[keep]) ** 2
+                                                  for axis, g in slab_gradients.items()))
             cache.update(new)
         return [cache[key] for key in keys]
 
