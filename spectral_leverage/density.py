@@ -30,13 +30,12 @@ count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
 
 from __future__ import annotations
 
-import itertools
 import logging
 from numbers import Real
 
 import numpy as np
 from pykdtree.kdtree import KDTree
-from scipy.ndimage import gaussian_filter, map_coordinates
+from scipy.ndimage import gaussian_filter
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
@@ -68,6 +67,23 @@ def _curvature_along(slab_gradients: dict, norm: np.ndarray, keep: tuple, step: 
     numerator = sum(g[keep] * np.gradient(norm, step, axis=axis)[keep] for axis, g in slab_gradients.items())
     norm = norm[keep]
     return np.divide(numerator, norm, out=np.zeros_like(norm), where=norm > 0)
+
+
+def _cell_corners(cells: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Multilinear (linear binning) weights of points at grid coordinates ``cells`` (n, d), in
+    cells, each at least 0 and below ``shape - 1`` along its axis: the flat C-order indices of the
+    2^d corners of each point's cell and their weights, both of shape (2^d, n)."""
+    d = cells.shape[1]
+    base = np.floor(cells)
+    upper = (cells - base).T  # (d, n): weight of the upper neighbour along each axis
+    strides = np.cumprod((1, *shape[:0:-1]))[::-1]
+    corners = np.indices((2,) * d).reshape(d, -1)  # (d, 2^d), C order
+    index = (base.astype(np.intp) @ strides)[None, :] + (strides @ corners)[:, None]
+    weight = np.ones((2**d, cells.shape[0]))
+    for axis in range(d):
+        factors = np.stack([1.0 - upper[axis], upper[axis]])
+        weight *= factors[corners[axis]]
+    return index, weight
 
 
 def bandwidth_factor(rule: str, n: int, d: float) -> float:
@@ -517,28 +533,18 @@ class BinnedDensity(BaseEstimator):
     def bin_counts(self, X: np.ndarray) -> np.ndarray:
         """Linear-binning weights of the rows of X on the grid, flat (``prod(grid_shape_)``,); the
         counts of disjoint row sets add up. Needs :meth:`set_layout` (or :meth:`fit`) first."""
-        d, shape = X.shape[1], self.grid_shape_
-        step = 1.0 / self.cells_per_bandwidth
-        counts = np.zeros(int(np.prod(shape)))
-        corners = np.array(list(itertools.product((0, 1), repeat=d)))
-        strides = np.cumprod((1, *shape[:0:-1]))[::-1]  # C order: flat index = cell · strides
+        d = X.shape[1]
+        counts = np.zeros(self.grid_cells_)
         # per row: d coordinates, then 2^d corner indices and weights (one bincount per chunk)
         chunks = list(row_chunks(X.shape[0], 8.0 * (4 * d + 2 * 2**d + 4), self.memory_budget / 4))
         for rows in tqdm(chunks, disable=not self.verbose or len(chunks) < 2, desc="binning"):
-            cell = (X[rows] / self.bandwidth_ - self._origin) / step
-            base = np.floor(cell)
-            upper = np.ascontiguousarray((cell - base).T)  # (d, b): weight of the upper neighbour
-            factors = (1.0 - upper, upper)
-            flat = base.astype(np.intp) @ strides
-            index = np.empty((len(corners), flat.shape[0]), dtype=np.intp)
-            weight = np.empty((len(corners), flat.shape[0]))
-            for k, corner in enumerate(corners):
-                np.add(flat, corner @ strides, out=index[k])
-                weight[k] = factors[corner[0]][0]
-                for j in range(1, d):
-                    weight[k] *= factors[corner[j]][j]
+            index, weight = _cell_corners(self._cells(X[rows]), self.grid_shape_)
             counts += np.bincount(index.ravel(), weights=weight.ravel(), minlength=counts.shape[0])
         return counts
+
+    def _cells(self, X: np.ndarray) -> np.ndarray:
+        """Grid coordinates of the rows of X, in cells, shape (n, d)."""
+        return (X / self.bandwidth_ - self._origin) * self.cells_per_bandwidth
 
     def smooth(self, counts: np.ndarray, n: int) -> BinnedDensity:
         """Turn the summed :meth:`bin_counts` of all n points into the density grid; returns self."""
@@ -651,19 +657,23 @@ class BinnedDensity(BaseEstimator):
 
     def _read_back(self, grids: tuple, X: np.ndarray, desc: str) -> np.ndarray:
         """Multilinear interpolation of each of ``grids`` at the rows of X (0 off the grid), shape
-        ``(len(grids), n)``."""
-        step = 1.0 / self.cells_per_bandwidth
+        ``(len(grids), n)``: the corners and weights once, then one gather per grid."""
+        d, shape = X.shape[1], np.array(self.grid_shape_)
         out = np.empty((len(grids), X.shape[0]))
-        # map_coordinates releases the GIL: chunks of at most 2^16 rows, on all cores
-        bytes_per_row = 8.0 * (3 * X.shape[1] + 4)
+        # NumPy's gathers release the GIL: chunks of at most 2^16 rows, on all cores
+        bytes_per_row = 8.0 * (2 * d + 3 * 2**d + 2)
         chunk_bytes = min(self.memory_budget / (4 * N_THREADS), bytes_per_row * 2**16)
         chunks = list(row_chunks(X.shape[0], bytes_per_row, chunk_bytes))
         progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc=desc)
 
         def fill(rows: slice) -> None:
-            coords = ((X[rows] / self.bandwidth_ - self._origin) / step).T
+            cells = self._cells(X[rows])
+            off = np.any((cells < 0) | (cells > shape - 1), axis=1)
+            # a query on the grid's last face reads the cell below it, at its upper corner
+            index, weight = _cell_corners(np.clip(cells, 0, shape - 1 - 1e-9), self.grid_shape_)
+            weight[:, off] = 0.0
             for k, grid in enumerate(grids):
-                out[k, rows] = map_coordinates(grid, coords, order=1, mode="constant", cval=0.0)
+                out[k, rows] = np.einsum("ij,ij->j", np.take(grid.ravel(), index), weight)
             progress.update()
 
         try:
