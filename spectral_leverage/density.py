@@ -14,7 +14,11 @@ with :math:`\varphi` the standard normal density in :math:`d` dimensions.
   distances to all anchors as one matrix product per block of rows (:math:`\|w - a\|^2 / 2 =
   \|w\|^2/2 + \|a\|^2/2 - w \cdot a` in whitened coordinates centred on the anchors' mean), then
   a log-sum-exp shifted by each row's nearest anchor, so that no query underflows however far it
-  is (the exponentials in float32, summed in float64: relative error about 1e-7). In four or more
+  is (the exponentials in float32, summed in float64: relative error about 1e-7). The expansion
+  loses about :math:`\epsilon\,\|w\|\,\|a\|` in the log (float64 :math:`\epsilon`, norms in
+  bandwidths from the anchors' mean): nothing with the bandwidth rules, but :meth:`fit` warns when
+  anchors lie more than about :math:`7 \cdot 10^4` bandwidths out (a float bandwidth far below the
+  data's spread). In four or more
   dimensions this is several times faster than a dual-tree KDE at a tolerance of 1 %: the kernel is
   wide there, and tree pruning saves little.
 * A larger batch of queries is answered by Nadaraya–Watson interpolation of the anchors'
@@ -31,6 +35,7 @@ count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
 from __future__ import annotations
 
 import logging
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -71,10 +76,11 @@ def _curvature_along(slab_gradients: dict, norm: np.ndarray, keep: tuple, step: 
 
 def _cell_corners(cells: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Multilinear (linear binning) weights of points at grid coordinates ``cells`` (n, d), in
-    cells, each at least 0 and below ``shape - 1`` along its axis: the flat C-order indices of the
-    2^d corners of each point's cell and their weights, both of shape (2^d, n)."""
+    cells, each in [0, ``shape - 1``] along its axis: the flat C-order indices of the 2^d corners of
+    each point's cell and their weights, both of shape (2^d, n). A point on the grid's last face
+    reads the cell below it, at its upper corner."""
     d = cells.shape[1]
-    base = np.floor(cells)
+    base = np.clip(np.floor(cells), 0, np.asarray(shape) - 2)
     upper = (cells - base).T  # (d, n): weight of the upper neighbour along each axis
     strides = np.cumprod((1, *shape[:0:-1]))[::-1]
     corners = np.indices((2,) * d).reshape(d, -1)  # (d, 2^d), C order
@@ -173,7 +179,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         in the units of X.
     max_samples : int or None, default=16384
         Anchors: the KDE is built on a random subsample of at most this many points. None uses
-        every point and evaluates every query directly.
+        every point and evaluates every query directly: :math:`O(n^2)` time, for small n only.
     n_interp : int, default=8
         Anchors interpolated per query in large batches.
     memory_budget : int, default=256 MiB
@@ -225,6 +231,14 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         self._anchors = np.ascontiguousarray(X / self.bandwidth_)
         # log of the normalisation 1 / (m (2π)^{d/2} Π h_j)
         self._log_norm = -float(np.log(m) + 0.5 * d * np.log(2 * np.pi) + np.sum(np.log(self.bandwidth_)))
+        # the matrix-product distances lose about eps·‖w‖·‖a‖ (centred) in the log
+        self._centre = self._anchors.mean(axis=0)
+        radius = float(np.sqrt(np.max(np.sum((self._anchors - self._centre) ** 2, axis=1))))
+        if np.finfo(float).eps * radius**2 > self.MAX_LOG_ERROR:
+            warnings.warn(
+                f"the data span {radius:.3g} bandwidths from their mean: the KDE's log-density carries "
+                f"errors up to about {np.finfo(float).eps * radius**2:.2g}; use a wider bandwidth (or "
+                "the 'scott' rule) for data this spread out.", stacklevel=2)
         self._tree = None
         self._anchor_log_density = None
         return self
@@ -251,10 +265,13 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         if getattr(self, "_anchor_log_density", None) is not None:
             self._tree = KDTree(self._anchors)
 
+    #: largest error in the log-density :meth:`fit` accepts without a warning (module docstring)
+    MAX_LOG_ERROR = 1e-6
+
     def _direct(self, W: np.ndarray) -> np.ndarray:
         """Exact log-KDE at whitened rows W (module docstring): blocks of rows against all anchors,
         on all cores."""
-        centre = self._anchors.mean(axis=0)
+        centre = self._centre
         anchors = self._anchors - centre
         anchors_t = np.ascontiguousarray(anchors.T)
         half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
@@ -410,16 +427,18 @@ class BinnedDensity(BaseEstimator):
     The estimate is the KDE of :class:`TreeDensity` with every point as an anchor (bandwidth rule
     applied with n), computed the way binned KDEs are (Wand, 1994): in whitened coordinates
     :math:`w = x / h` the points are linearly binned onto a regular grid of spacing
-    :math:`\delta = 1/` ``cells_per_bandwidth``, the grid counts are convolved with the sampled
-    standard normal (separable, truncated at ``truncate`` bandwidths), and the result is
+    :math:`\delta = 1/` ``cells_per_bandwidth``, the grid counts are convolved with a sampled
+    normal (separable, truncated at ``truncate`` bandwidths; its variance below), and the result is
     interpolated multilinearly at the query points. Cost :math:`O(n\,2^d + G\,d\,\tau)` for a grid
     of :math:`G` cells and :math:`\tau` taps per axis, against :math:`O(n \log n)` tree searches.
     Binning and interpolation each spread a point's mass over the corners of its cell: along an
     axis, at fraction :math:`t` of the way across a cell, with mean 0 and variance
     :math:`t(1 - t)\,\delta^2`, which averages :math:`\delta^2/6` over the cell. So the sampled normal
     has variance :math:`1 - \delta^2/3` (in bandwidths) and the two blurs restore the KDE's on
-    average, leaving the position-dependent part, :math:`\pm\delta^2/12`: the relative error is
-    second order in :math:`\delta` and unbiased at the data points. At the default 3 cells per
+    average. Binning's part averages out over the data points; the read-back's depends on where the
+    query falls, from :math:`-\delta^2/6` (on a grid node) to :math:`+\delta^2/12` (mid-cell) per
+    axis: the relative error is second order in :math:`\delta` and unbiased on average over the
+    data points. At the default 3 cells per
     bandwidth it is about 0.1 % there (at most 0.5 %; with 4 cells and no variance correction it was
     1 %) and grows in the tails with the log-density's curvature, to about 4 % where the density is
     1 % of its peak.
@@ -660,8 +679,10 @@ class BinnedDensity(BaseEstimator):
         ``(len(grids), n)``: the corners and weights once, then one gather per grid."""
         d, shape = X.shape[1], np.array(self.grid_shape_)
         out = np.empty((len(grids), X.shape[0]))
-        # NumPy's gathers release the GIL: chunks of at most 2^16 rows, on all cores
-        bytes_per_row = 8.0 * (2 * d + 3 * 2**d + 2)
+        # NumPy's gathers release the GIL: chunks of at most 2^16 rows, on all cores; per row: the
+        # coordinates and their floor and fraction, then 2^d indices, weights, a weight factor and
+        # gathered values
+        bytes_per_row = 8.0 * (4 * d + 4 * 2**d + 2)
         chunk_bytes = min(self.memory_budget / (4 * N_THREADS), bytes_per_row * 2**16)
         chunks = list(row_chunks(X.shape[0], bytes_per_row, chunk_bytes))
         progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc=desc)
@@ -669,8 +690,7 @@ class BinnedDensity(BaseEstimator):
         def fill(rows: slice) -> None:
             cells = self._cells(X[rows])
             off = np.any((cells < 0) | (cells > shape - 1), axis=1)
-            # a query on the grid's last face reads the cell below it, at its upper corner
-            index, weight = _cell_corners(np.clip(cells, 0, shape - 1 - 1e-9), self.grid_shape_)
+            index, weight = _cell_corners(np.clip(cells, 0, shape - 1), self.grid_shape_)
             weight[:, off] = 0.0
             for k, grid in enumerate(grids):
                 out[k, rows] = np.einsum("ij,ij->j", np.take(grid.ravel(), index), weight)

@@ -152,7 +152,8 @@ class SpectralLeverage(LeverageSampler):
     max_tree_size : int or None, default=16384
         KD-tree size of the tree KDE and the k-NN density: for larger n the density is evaluated at
         a random subsample of this size and interpolated to the other points (tree KDE) or
-        measured against it (k-NN); None uses every point.
+        measured against it (k-NN); None uses every point (the tree KDE then costs :math:`O(n^2)`:
+        for small n only).
     memory_budget : int, default=256 MiB
         Bytes of temporaries per chunk.
     random_state : int, numpy Generator or None

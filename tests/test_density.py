@@ -1,7 +1,10 @@
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.ndimage import map_coordinates
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 from sklearn.exceptions import NotFittedError
@@ -23,6 +26,15 @@ def test_direct_kde_is_exact(d, bandwidth):
     exact = logsumexp(-0.5 * squared, axis=1) - np.log(len(X)) - d * np.log(np.sqrt(2 * np.pi) * bandwidth)
     assert np.min(exact) < -1000
     np.testing.assert_allclose(ours, exact, rtol=1e-10, atol=1e-6)
+
+
+def test_direct_kde_warns_when_the_data_span_too_many_bandwidths():
+    X = np.vstack([np.zeros((5, 2)), np.full((5, 2), 1e6)])
+    with pytest.warns(UserWarning, match="wider bandwidth"):
+        TreeDensity(0.1).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TreeDensity().fit(X)  # Scott's rule: a few bandwidths
 
 
 def test_scott_rule_is_per_feature_and_scale_equivariant():
@@ -117,6 +129,29 @@ def test_binned_kde_matches_exact_kde_of_all_points(d):
     fine, coarse = (np.abs(BinnedDensity(cells_per_bandwidth=c).fit(X).density(Q[inside]) / exact[inside] - 1)
                     for c in (4, 2))
     assert np.median(coarse) > 2.5 * np.median(fine)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_binned_read_back_is_multilinear_interpolation(d):
+    rng = np.random.default_rng(d)
+    kde = BinnedDensity().fit(rng.uniform(size=(500, d)))
+    grids = (rng.uniform(size=kde.grid_shape_), rng.normal(size=kde.grid_shape_))  # any grid values
+    top = np.array(kde.grid_shape_) - 1.0
+    cells = np.vstack([
+        rng.uniform(-3, top + 3, size=(2000, d)),  # on and off the grid
+        np.zeros((1, d)), top[None, :],  # the grid's first and last corners
+        np.full((1, d), -1e-12), top[None, :] + 1e-12,  # just outside them
+        np.column_stack([np.full(50, top[0]), rng.uniform(0, top[1:], size=(50, d - 1))]),  # last face
+    ])
+    X = (cells / kde.cells_per_bandwidth + kde._origin) * kde.bandwidth_
+    ours = kde._read_back(grids, X, "test")
+    # scipy's multilinear interpolation, 0 off the grid, at the same coordinates
+    coords = kde._cells(X).T
+    expected = [map_coordinates(g, coords, order=1, mode="constant", cval=0.0) for g in grids]
+    off = np.any((coords < 0) | (coords > top[:, None]), axis=0)
+    assert off.sum() > 100 and (~off).sum() > 100
+    np.testing.assert_allclose(ours[:, ~off], np.array(expected)[:, ~off], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(ours[:, off], 0.0)
 
 
 def test_binned_kde_integrates_to_one():
