@@ -130,10 +130,8 @@ class SpectralLeverage(LeverageSampler):
         KDE. On real data this is what holds the scores' slope and absolute scale (CASP, 8
         features, :math:`d' \approx 3.9`: R-ACC 5th/95th 0.80/1.18 against 0.67/1.76 ambient); on
         full-dimensional data it changes nothing. The MLE reads low near the boundary of
-        full-dimensional bounded data in d >= 5 (uniform 5-D cube: 4.4 at n = 4000), and in 3-D
-        below about n = 2000 (2.4–2.7 at n = 1000), where the k-NN path is then taken and does
-        worse than the ambient KDE (3-D bimodal design, n = 1000: R-ACC 5th/95th 0.52/1.20
-        against 0.94/1.06 with ``intrinsic_dim=None``): pass None for small full-dimensional data.
+        full-dimensional bounded data in d >= 5 (uniform 5-D cube: 4.4 at n = 4000), where the
+        k-NN path is then taken.
     density : None, array_like of shape (n,) or callable, default=None
         Known input density instead of the KDE: an array of densities at the training points, or
         a callable ``density(X) -> (n,)`` (needed for :meth:`score_samples`). Densities are with
