@@ -274,14 +274,6 @@ def fit_leverage(estimator, X):
         parts = [dask.delayed(_bin_block)(block, layout, active) for block in X.to_delayed().ravel()]
         (counts,) = dask.compute(_tree_sum(parts))[0]
         model.smooth(counts, n)
-        estimator._ambient = estimator._ambient_for(model).prepare()  # slope grids made once, here
-        if estimator._ambient.boundary is None:
-            p_unit = p_score = X.map_blocks(_ambient_density, _share(estimator._ambient), active, n,
-                                            drop_axis=1, dtype=float, meta=meta).persist()
-        else:
-            both = X.map_blocks(_ambient_density, _share(estimator._ambient), active, n,
-                                chunks=(chunks, (2,)), dtype=float, meta=meta).persist()
-            p_unit, p_score = both[:, 0], both[:, 1]
     elif type(model) is KNNDensity:
         model.fit(Z)
         training = anchors is None  # the tree holds every row, each finds itself
@@ -297,11 +289,19 @@ def fit_leverage(estimator, X):
         model.fit(np.ascontiguousarray(rows[:, active]))
         if n > model.n_tree_:  # build the interpolation tree and anchor densities here, once
             model._log_density(model._anchors[:1] * model.bandwidth_, n)
-        estimator._ambient = estimator._ambient_for(model)
-        p_unit = p_score = X.map_blocks(_ambient_density, _share(estimator._ambient), active, n,
-                                        drop_axis=1, dtype=float, meta=meta).persist()
     else:  # pragma: no cover - a density estimator without a distributed path
         raise NotImplementedError(f"{type(model).__name__} has no Dask path.")
+    if type(model) is not KNNDensity:
+        # an ambient KDE (binned or tree): shipped to the workers with its slope grids, made once here
+        estimator._ambient = estimator._ambient_for(model).prepare()
+        shared = _share(estimator._ambient)
+        if estimator._ambient.boundary is None:
+            p_unit = p_score = X.map_blocks(_ambient_density, shared, active, n, drop_axis=1,
+                                            dtype=float, meta=meta).persist()
+        else:
+            both = X.map_blocks(_ambient_density, shared, active, n, chunks=(chunks, (2,)),
+                                dtype=float, meta=meta).persist()
+            p_unit, p_score = both[:, 0], both[:, 1]
     estimator._model = model
     p_low, p_high = (float(v) for v in dask.compute(p_score.min(), p_score.max()))
     estimator.density_ = p_unit / estimator._mean_length**estimator.intrinsic_dim_
