@@ -19,13 +19,14 @@ from contextvars import ContextVar
 import numpy as np
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "kernel_block", "kernel_product",
-           "limit_threads", "max_threads", "on_all_cores", "row_chunks"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", "kernel_block",
+           "kernel_product", "limit_threads", "max_threads", "on_all_cores", "row_chunks"]
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
 N_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _MIN_THREADED_ENTRIES = 2**18  # below this, starting threads costs more than it saves
+_SUMMARY_ROWS = 2**15  # rows per transposed block in column_summary (d × 256 KiB)
 
 
 def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
@@ -33,6 +34,38 @@ def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
     step = max(1, int(memory_budget // max(bytes_per_row, 1.0)))
     for start in range(0, n_rows, step):
         yield slice(start, min(start + step, n_rows))
+
+
+def column_summary(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(minimum, maximum, standard deviation) of each column of X, shape (n, d) with n >= 1.
+
+    The same as ``X.min(axis=0)``, ``X.max(axis=0)`` and ``X.std(axis=0)`` to rounding, in one pass
+    and an order of magnitude faster for a few columns: NumPy reduces a C-ordered array along its
+    rows a few elements at a time, so blocks of rows are transposed first. The blocks' means and sums
+    of squared deviations are combined by the pairwise update of Chan, Golub & LeVeque (1983).
+
+    Examples
+    --------
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> low, high, std = column_summary(X)
+    >>> low.tolist(), high.tolist(), bool(np.allclose(std, X.std(axis=0)))
+    ([0.0, 1.0], [10.0, 11.0], True)
+    """
+    d = X.shape[1]
+    low, high = np.full(d, np.inf), np.full(d, -np.inf)
+    mean, squares, count = np.zeros(d), np.zeros(d), 0
+    for rows in row_chunks(X.shape[0], 1.0, _SUMMARY_ROWS):
+        block = np.array(X[rows].T, order="C", dtype=float)
+        size = block.shape[1]
+        np.minimum(low, block.min(axis=1), out=low)
+        np.maximum(high, block.max(axis=1), out=high)
+        block_mean = block.mean(axis=1)
+        block -= block_mean[:, None]
+        delta, total = block_mean - mean, count + size
+        mean += delta * (size / total)
+        squares += np.einsum("ij,ij->i", block, block) + delta**2 * (count * size / total)
+        count = total
+    return low, high, np.sqrt(squares / count)
 
 
 # context-local, so a limit set in one thread (one Dask task, say) leaves the others alone; a new

@@ -46,7 +46,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from ._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks
+from ._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, column_summary, on_all_cores, row_chunks
 from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
 
 __all__ = [
@@ -139,7 +139,7 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     bandwidth = check_bandwidth(bandwidth)
     n, d = X.shape
     if isinstance(bandwidth, str):
-        sigma = X.std(axis=0)
+        sigma = column_summary(X)[2]
         sigma[sigma == 0] = 1.0
         return sigma * bandwidth_factor(bandwidth, n, d)
     return np.full(d, bandwidth)
@@ -510,9 +510,10 @@ class BinnedDensity(BaseEstimator):
         span = (high - low) / self.bandwidth_ + 2 * pad
         self.grid_shape_ = tuple(int(c) for c in np.ceil(span * self.cells_per_bandwidth) + 2)
         self.grid_cells_ = int(np.prod(self.grid_shape_, dtype=float))
-        # the cells the data's bounding box reads (the rest pads the grid for the smoothing)
-        first = np.full(span.shape, int(np.floor(pad * self.cells_per_bandwidth)))
-        last = np.floor((span - pad) * self.cells_per_bandwidth).astype(int) + 2
+        # the cells the data's bounding box reads (the rest pads the grid for the smoothing), and
+        # one more each side: a point on the box's face may round into the next cell when read back
+        first = np.full(span.shape, int(np.floor(pad * self.cells_per_bandwidth)) - 1)
+        last = np.floor((span - pad) * self.cells_per_bandwidth).astype(int) + 3
         self._data_box = tuple(slice(max(a, 0), min(b, size))
                                for a, b, size in zip(first, last, self.grid_shape_, strict=True))
         self.n_features_in_ = std.shape[0]
@@ -523,7 +524,8 @@ class BinnedDensity(BaseEstimator):
         return clone(self)._layout_cells(check_data(X, min_samples=1))
 
     def _layout_cells(self, X: np.ndarray) -> int:
-        return self.set_layout(X.shape[0], X.std(axis=0), X.min(axis=0), X.max(axis=0)).grid_cells_
+        low, high, std = column_summary(X)
+        return self.set_layout(X.shape[0], std, low, high).grid_cells_
 
     def max_cells(self) -> int:
         """Largest grid the memory budget allows (three float64 copies)."""

@@ -29,7 +29,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._blocks import DEFAULT_MEMORY_BUDGET
+from ._blocks import DEFAULT_MEMORY_BUDGET, column_summary
 from ._validation import check_data, check_fitted_data, check_positive, is_dask_collection
 from .base import LeverageSampler
 from .boundary import boundary_density
@@ -240,7 +240,7 @@ class SpectralLeverage(LeverageSampler):
         spec, reg = self._setup(d)
         self._model = self._ambient = None
         start = time.perf_counter()
-        low, high = X.min(axis=0), X.max(axis=0)
+        low, high, std = column_summary(X)
         if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
             self.intrinsic_dim_ = 0.0
@@ -257,7 +257,7 @@ class SpectralLeverage(LeverageSampler):
             p_unit = p_score = self._model.density(Z, training=True)
         else:
             active = X[:, self._active]
-            self._model = self._ambient_kde(active, low[self._active], high[self._active])
+            self._model = self._ambient_kde(active, *(a[self._active] for a in (low, high, std)))
             self._ambient = self._ambient_for(self._model)
             p_unit, p_score = self._ambient(active)
         t_density = time.perf_counter() - start
@@ -303,10 +303,12 @@ class SpectralLeverage(LeverageSampler):
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
 
-    def _ambient_kde(self, X: np.ndarray, low: np.ndarray, high: np.ndarray) -> BinnedDensity | TreeDensity:
-        """The fitted Gaussian KDE of the ambient path: binned when ``kde="binned"``, or "auto" and
-        the grid fits in ``memory_budget`` (low dimension), else the tree KDE."""
-        binned = self._binned_layout(X.shape[0], X.std(axis=0), low, high)
+    def _ambient_kde(self, X: np.ndarray, low: np.ndarray, high: np.ndarray,
+                     std: np.ndarray) -> BinnedDensity | TreeDensity:
+        """The fitted Gaussian KDE of the ambient path, given the columns' minima, maxima and standard
+        deviations: binned when ``kde="binned"``, or "auto" and the grid fits in ``memory_budget``
+        (low dimension), else the tree KDE."""
+        binned = self._binned_layout(X.shape[0], std, low, high)
         if binned is None:
             return self._density_model(False).fit(X)
         return binned.smooth(binned.bin_counts(X), X.shape[0])

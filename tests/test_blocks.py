@@ -1,15 +1,20 @@
-"""The package's own thread fan-out (on_all_cores, kernel_block) and its context-local limit."""
+"""The package's own thread fan-out (on_all_cores, kernel_block) and its context-local limit; the
+column summary."""
 
 import contextvars
 import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.gaussian_process.kernels import RBF
 
+from spectral_leverage import _blocks
 from spectral_leverage._blocks import (
     _THREAD_LIMIT,
     N_THREADS,
+    column_summary,
     kernel_block,
     limit_threads,
     max_threads,
@@ -156,3 +161,26 @@ def test_kernel_block_under_limit_one_is_one_call_in_the_calling_thread(points):
     with limit_threads(1):
         np.testing.assert_array_equal(kernel_block(kernel, X, Z), expected)
     assert kernel.threads == [threading.get_ident()]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 70), d=st.integers(1, 4), block=st.integers(1, 9),
+       offset=st.sampled_from([0.0, 1e6]), seed=st.integers(0, 2**16), fortran=st.booleans())
+def test_column_summary_matches_numpy(n, d, block, offset, seed, fortran):
+    X = offset + np.random.default_rng(seed).normal(size=(n, d))
+    X = np.asfortranarray(X) if fortran else X
+    with pytest.MonkeyPatch.context() as patch:
+        # blocks of a few rows, so that the pairwise update combines many of them, some of one row
+        patch.setattr(_blocks, "_SUMMARY_ROWS", block)
+        low, high, std = column_summary(X)
+    np.testing.assert_array_equal(low, X.min(axis=0))
+    np.testing.assert_array_equal(high, X.max(axis=0))
+    # a large offset costs NumPy's own two-pass std about eps·offset; the update must do as well
+    np.testing.assert_allclose(std, X.std(axis=0), rtol=1e-12, atol=1e-9 * (1.0 + offset))
+
+
+def test_column_summary_leaves_its_input_alone():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    before = X.copy()
+    column_summary(X)
+    np.testing.assert_array_equal(X, before)
