@@ -300,11 +300,16 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             progress.close()
         return out + self._log_norm
 
-    def _interpolate(self, W: np.ndarray) -> np.ndarray:
-        """Nadaraya–Watson interpolation of the anchors' log-densities (outliers: direct KDE)."""
+    def _prepare_interpolation(self) -> None:
+        """Evaluate the anchors' own log-densities and build their KD-tree, once (before a fitted
+        model is shipped to workers, say); :meth:`_interpolate` calls it on first use."""
         if self._anchor_log_density is None:
             self._anchor_log_density = self._direct(self._anchors)
             self._tree = KDTree(self._anchors)
+
+    def _interpolate(self, W: np.ndarray) -> np.ndarray:
+        """Nadaraya–Watson interpolation of the anchors' log-densities (outliers: direct KDE)."""
+        self._prepare_interpolation()
         k = min(self.n_interp, self.n_tree_)
         out = np.empty(W.shape[0])
         chunks = list(row_chunks(W.shape[0], 40.0 * k + 8 * W.shape[1], self.memory_budget))

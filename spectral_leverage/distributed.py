@@ -287,8 +287,8 @@ def fit_leverage(estimator, X):
         # C order as in memory: the anchors' standard deviations (bandwidths) depend on the
         # summation order
         model.fit(np.ascontiguousarray(rows[:, active]))
-        if n > model.n_tree_:  # build the interpolation tree and anchor densities here, once
-            model._log_density(model._anchors[:1] * model.bandwidth_, n)
+        if n > model.n_tree_:  # the workers interpolate: anchor densities and tree made here, once
+            model._prepare_interpolation()
     else:  # pragma: no cover - a density estimator without a distributed path
         raise NotImplementedError(f"{type(model).__name__} has no Dask path.")
     if type(model) is not KNNDensity:
