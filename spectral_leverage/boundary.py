@@ -10,8 +10,10 @@ a face has half the neighbours that would pin down its value). A Gaussian KDE of
 :math:`\hat p = p_{\mathrm{in}}\,\Phi(t/b)`, half the interior density at the face.
 
 The correction fits that half-space model at every point from the KDE and the norm of its
-log-gradient in whitened coordinates :math:`w = x/b` (:meth:`BinnedDensity.log_density_slope
-<spectral_leverage.density.BinnedDensity.log_density_slope>`): for the half-space,
+log-gradient in whitened coordinates :math:`w = x/b` (:meth:`BinnedDensity.density_and_slopes
+<spectral_leverage.density.BinnedDensity.density_and_slopes>`,
+:meth:`TreeDensity.density_and_slopes <spectral_leverage.density.TreeDensity.density_and_slopes>`):
+for the half-space,
 :math:`\|\nabla_w \log \hat p\| = M(u) = \varphi(u)/\Phi(u)` (the inverse Mills ratio) with
 :math:`u = t/b`, so
 

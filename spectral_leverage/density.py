@@ -21,11 +21,22 @@ with :math:`\varphi` the standard normal density in :math:`d` dimensions.
   data's spread). In four or more
   dimensions this is several times faster than a dual-tree KDE at a tolerance of 1 %: the kernel is
   wide there, and tree pruning saves little.
-* A larger batch of queries is answered by Nadaraya–Watson interpolation of the anchors'
-  log-densities over the ``n_interp`` nearest anchors (one pykdtree k-NN query per point; Gaussian
-  weights of half a bandwidth). The KDE is smooth on the scale of the bandwidth, and the anchors are
-  a fraction of a bandwidth apart, so the interpolation costs little accuracy. A query point farther
-  than one bandwidth from every anchor (an outlier) is evaluated directly.
+* A larger batch of queries is answered by Nadaraya–Watson interpolation over the ``n_interp``
+  nearest anchors (one pykdtree k-NN query per point; Gaussian weights of half a bandwidth), to
+  first order: the weighted mean of :math:`\log \hat p(a) + \nabla \log \hat p(a) \cdot (w - a)`
+  with the anchors' exact gradients (below). The KDE is smooth on the scale of the bandwidth, and
+  the anchors are a fraction of a bandwidth apart, so the interpolation costs little accuracy; the
+  first-order term halves its error where the density changes fastest (4096 anchors of a uniform
+  cube: 90th percentile over the cube 0.13 → 0.06 in the log, the largest errors at its faces).
+  A query point farther than one bandwidth from every anchor (an outlier) is evaluated directly.
+* For the boundary correction (:mod:`spectral_leverage.boundary`) the same kernel terms give the
+  log-density's gradient and curvature in whitened coordinates: with :math:`E_t` the mean over the
+  anchors weighted by their kernel terms at :math:`w`,
+  :math:`\nabla_w \log \hat p = E_t[a] - w` and :math:`\nabla_w^2 \log \hat p = \mathrm{Cov}_t[a] - I`,
+  so the curvature along the unit gradient :math:`\hat g` is :math:`\mathrm{Var}_t[\hat g \cdot a] - 1`
+  (two more float32 matrix products per block, and the variance of offsets along :math:`\hat g`
+  from the query, so that nothing cancels: errors of about 1e-5 in bandwidths). They are
+  interpolated like the log-density, to zeroth order.
 
 Bandwidth rules act on per-feature standard deviations (i.e. on standardised data) with the anchor
 count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
@@ -155,6 +166,21 @@ def _anchor_indices(n: int, max_samples: int | None, random_state) -> np.ndarray
     return np.sort(check_random_state(random_state).choice(n, max_samples, replace=False))
 
 
+def _scale_factors(scale, bandwidth: np.ndarray) -> tuple:
+    """Per-axis factors s / h of the chain rule from w = x / h to y = x / s (``scale`` s: None for
+    h itself, a float, or one value per feature)."""
+    if scale is None:
+        return (1.0,) * len(bandwidth)
+    scale = np.asarray(scale, dtype=float)
+    if scale.ndim > 1 or scale.size not in (1, bandwidth.size):
+        raise ValueError(f"scale must be a float or one value per feature ({bandwidth.size}), "
+                         f"got shape {scale.shape}.")
+    scale = np.broadcast_to(scale, bandwidth.shape)
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        raise ValueError(f"scale must be None or positive and finite per feature, got {scale!r}.")
+    return tuple(float(f) for f in scale / bandwidth)
+
+
 class _RebuildsTree:
     """Pickling for estimators holding a pykdtree ``KDTree`` in ``_tree`` (which does not pickle):
     the tree is dropped and rebuilt by ``_rebuild_tree`` on unpickling (e.g. on a Dask worker)."""
@@ -240,7 +266,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
                 f"errors up to about {np.finfo(float).eps * radius**2:.2g}; use a wider bandwidth (or "
                 "the 'scott' rule) for data this spread out.", stacklevel=2)
         self._tree = None
-        self._anchor_log_density = None
+        self._anchor_log_density = self._anchor_gradient = self._anchor_curvature = None
         return self
 
     def density(self, X) -> np.ndarray:
@@ -252,14 +278,58 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         X = check_fitted_data(self, X, fitted_attribute="bandwidth_")
         return self._log_density(X, X.shape[0])
 
+    def density_and_slopes(self, X, scales=(None,), *,
+                           curvature: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        r"""(:meth:`density`, [the norm of the log-density's gradient in the coordinates
+        :math:`y = x/s` for each ``scale`` s, then, with ``curvature``, the log-density's curvature
+        along its gradient in whitened coordinates]) at the rows of X, as
+        :meth:`BinnedDensity.density_and_slopes` but exact at the anchors (module docstring).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+        scales : sequence of None, float or array_like of shape (d,)
+            None: the bandwidths (whitened coordinates :math:`w = x/h`).
+        curvature : bool, default=False
+            :math:`\hat g^\top (\nabla_w^2 \log \hat p)\, \hat g`, 0 where the gradient is 0.
+
+        Examples
+        --------
+        A half-space of data: at its face the slope is that of a Gaussian's half,
+        :math:`\varphi(0)/\Phi(0) = \sqrt{2/\pi}`, and deep inside close to 0:
+
+        >>> import numpy as np
+        >>> X = np.random.default_rng(0).uniform(size=(4000, 1))
+        >>> kde = TreeDensity().fit(X)
+        >>> _, (slope,) = kde.density_and_slopes(np.array([[0.0], [0.5]]))
+        >>> np.round(slope, 1)
+        array([0.8, 0. ])
+        """
+        X = check_fitted_data(self, X, fitted_attribute="bandwidth_")
+        log_p, values = self._log_density_and_slopes(X, X.shape[0], scales, curvature)
+        return np.exp(log_p), values
+
     def _log_density(self, X: np.ndarray, n_batch: int) -> np.ndarray:
         """Log-density at validated rows X that are part of a batch of ``n_batch`` queries: the
         batch size chooses direct evaluation or interpolation (a distributed batch is evaluated
         block by block)."""
-        W = X / self.bandwidth_
+        return self._evaluate(X / self.bandwidth_, n_batch, moments=False)[0]
+
+    def _log_density_and_slopes(self, X: np.ndarray, n_batch: int, scales,
+                                curvature: bool) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(log-density, [slopes per scale, curvature]) at validated rows X of a batch of
+        ``n_batch`` queries (see :meth:`density_and_slopes`)."""
+        factors = [np.asarray(_scale_factors(scale, self.bandwidth_)) for scale in scales]
+        log_p, gradient, along = self._evaluate(X / self.bandwidth_, n_batch, moments=True)
+        slopes = [np.linalg.norm(gradient * f, axis=1) for f in factors]
+        return log_p, slopes + ([along] if curvature else [])
+
+    def _evaluate(self, W: np.ndarray, n_batch: int, moments: bool) -> tuple:
+        """(log-density, whitened gradient, curvature along it) at whitened rows W, directly or by
+        interpolation as ``n_batch`` chooses; the last two None without ``moments``."""
         if n_batch <= self.n_tree_ or self.max_samples is None:
-            return self._direct(W)
-        return self._interpolate(W)
+            return self._direct(W, moments)
+        return self._interpolate(W, moments)
 
     def _rebuild_tree(self) -> None:
         if getattr(self, "_anchor_log_density", None) is not None:
@@ -268,17 +338,20 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     #: largest error in the log-density :meth:`fit` accepts without a warning (module docstring)
     MAX_LOG_ERROR = 1e-6
 
-    def _direct(self, W: np.ndarray) -> np.ndarray:
+    def _direct(self, W: np.ndarray, moments: bool = False) -> tuple:
         """Exact log-KDE at whitened rows W (module docstring): blocks of rows against all anchors,
-        on all cores."""
+        on all cores; with ``moments`` also its whitened gradient and curvature along it
+        (:func:`_log_kde_moments`), else None for them."""
         centre = self._centre
         anchors = self._anchors - centre
         anchors_t = np.ascontiguousarray(anchors.T)
         half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
         out = np.empty(W.shape[0])
-        # per row: the float64 exponents and their float32 exponentials; blocks of a few MiB stay
-        # in cache
-        bytes_per_row = 12.0 * anchors.shape[0]
+        gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
+        single = (anchors.astype(np.float32), anchors_t.astype(np.float32)) if moments else ()
+        # per row: the float64 exponents and their float32 exponentials (and float32 offsets for
+        # the moments); blocks of a few MiB stay in cache
+        bytes_per_row = (16.0 if moments else 12.0) * anchors.shape[0]
         chunk_bytes = min(self.memory_budget / (2 * N_THREADS), 2**22)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, chunk_bytes))
         progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc="density")
@@ -290,39 +363,58 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             top = exponent.max(axis=1)
             exponent -= top[:, None]
             terms = np.exp(exponent.astype(np.float32))
-            out[rows] = (np.log(terms.sum(axis=1, dtype=float)) + top
-                         - 0.5 * np.einsum("ij,ij->i", query, query))
+            total = terms.sum(axis=1, dtype=float)
+            out[rows] = np.log(total) + top - 0.5 * np.einsum("ij,ij->i", query, query)
+            if moments:
+                gradient[rows], along[rows] = _log_kde_moments(terms, total, query, *single)
             progress.update()
 
         try:
             on_all_cores(fill, chunks)
         finally:
             progress.close()
-        return out + self._log_norm
+        return out + self._log_norm, gradient, along
 
     def _prepare_interpolation(self) -> None:
-        """Evaluate the anchors' own log-densities and build their KD-tree, once (before a fitted
-        model is shipped to workers, say); :meth:`_interpolate` calls it on first use."""
+        """Evaluate the anchors' own log-densities, gradients and curvatures and build their
+        KD-tree, once (before a fitted model is shipped to workers, say); :meth:`_interpolate`
+        calls it on first use."""
         if self._anchor_log_density is None:
-            self._anchor_log_density = self._direct(self._anchors)
+            self._anchor_log_density, self._anchor_gradient, self._anchor_curvature = \
+                self._direct(self._anchors, moments=True)
             self._tree = KDTree(self._anchors)
 
-    def _interpolate(self, W: np.ndarray) -> np.ndarray:
-        """Nadaraya–Watson interpolation of the anchors' log-densities (outliers: direct KDE)."""
+    def _interpolate(self, W: np.ndarray, moments: bool = False) -> tuple:
+        """Nadaraya–Watson interpolation of the anchors' log-densities, to first order (module
+        docstring), and with ``moments`` of their gradients and curvatures (outliers: direct KDE);
+        as :meth:`_direct`."""
         self._prepare_interpolation()
         k = min(self.n_interp, self.n_tree_)
+        d = W.shape[1]
         out = np.empty(W.shape[0])
-        chunks = list(row_chunks(W.shape[0], 40.0 * k + 8 * W.shape[1], self.memory_budget))
+        gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
+        bytes_per_row = 40.0 * k + 8 * d + 8.0 * k * (2 * d + 1)
+        chunks = list(row_chunks(W.shape[0], bytes_per_row, self.memory_budget))
         for rows in tqdm(chunks, disable=not self.verbose, desc="density", unit="chunk"):
             dist, idx = self._tree.query(np.ascontiguousarray(W[rows]), k=k)
             dist, idx = dist.reshape(-1, k), idx.reshape(-1, k).astype(np.intp)
             # weights exp(-r²/(2·0.5²)), shifted by the nearest anchor so they never underflow
             weights = np.exp(-2.0 * (dist**2 - dist[:, :1] ** 2))
-            out[rows] = (weights * self._anchor_log_density[idx]).sum(axis=1) / weights.sum(axis=1)
+            weights /= weights.sum(axis=1, keepdims=True)
+            out[rows] = np.einsum("ij,ij->i", weights, self._anchor_log_density[idx])
+            # to first order: log p(a) + ∇ log p(a)·(w - a)
+            out[rows] += np.einsum("ij,ijk,ijk->i", weights, self._anchor_gradient[idx],
+                                   W[rows][:, None, :] - self._anchors[idx])
+            if moments:
+                gradient[rows] = np.einsum("ij,ijk->ik", weights, self._anchor_gradient[idx])
+                along[rows] = np.einsum("ij,ij->i", weights, self._anchor_curvature[idx])
             far = rows.start + np.flatnonzero(dist[:, 0] > 1.0)
             if far.size:
-                out[far] = self._direct(W[far])
-        return out
+                values = self._direct(W[far], moments)
+                out[far] = values[0]
+                if moments:
+                    gradient[far], along[far] = values[1:]
+        return out, gradient, along
 
 
 class KNNDensity(_RebuildsTree, BaseEstimator):
@@ -424,6 +516,26 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
     def _rebuild_tree(self) -> None:
         if getattr(self, "_training", None) is not None:
             self._tree = KDTree(np.ascontiguousarray(self._training))
+
+
+def _log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray, anchors: np.ndarray,
+                     anchors_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient (k, d), curvature along it (k,)) of a Gaussian log-KDE in whitened coordinates at
+    k centred queries, from their kernel terms (k, m) float32 with row sums ``total``, and the
+    centred anchors (m, d) as float32 with their transpose (module docstring). The variance is
+    taken of offsets from each query, a few bandwidths, not of the anchors' coordinates: no
+    cancellation in float32, and each row's result does not depend on the others in its block
+    (a Dask block and the whole array give the same values)."""
+    gradient = (terms @ anchors).astype(float) / total[:, None] - query  # E_t[a] - w
+    norm = np.sqrt(np.einsum("ij,ij->i", gradient, gradient))
+    direction = gradient / np.where(norm > 0, norm, 1.0)[:, None]
+    offsets = direction.astype(np.float32) @ anchors_t
+    offsets -= np.einsum("ij,ij->i", direction, query).astype(np.float32)[:, None]
+    offsets *= offsets
+    offsets *= terms
+    # Var_t[ĝ·a] - 1, with E_t[ĝ·(a - w)] = ‖g‖
+    along = offsets.sum(axis=1, dtype=float) / total - norm**2 - 1.0
+    return gradient, np.where(norm > 0, along, 0.0)
 
 
 class BinnedDensity(BaseEstimator):
@@ -634,7 +746,8 @@ class BinnedDensity(BaseEstimator):
         in others), curvature :math:`-2/\pi`, rather than the smoothing tails'. The temporaries are
         slabs along the first axis, a quarter of ``memory_budget``."""
         check_is_fitted(self, "_grid")
-        keys = [self._slope_key(scale) for scale in scales] + (["curvature"] if curvature else [])
+        keys = [_scale_factors(scale, self.bandwidth_) for scale in scales]
+        keys += ["curvature"] if curvature else []
         cache = self.__dict__.setdefault("_slope_grids", {})
         missing = [key for key in dict.fromkeys(keys) if key not in cache]
         if missing:
@@ -667,19 +780,6 @@ class BinnedDensity(BaseEstimator):
                                                   for axis, g in slab_gradients.items()))
             cache.update(new)
         return [cache[key] for key in keys]
-
-    def _slope_key(self, scale) -> tuple:
-        """Per-axis factors s / h of the chain rule from w = x / h to y = x / s."""
-        if scale is None:
-            return (1.0,) * len(self.bandwidth_)
-        scale = np.asarray(scale, dtype=float)
-        if scale.ndim > 1 or scale.size not in (1, self.bandwidth_.size):
-            raise ValueError(f"scale must be a float or one value per feature ({self.bandwidth_.size}), "
-                             f"got shape {scale.shape}.")
-        scale = np.broadcast_to(scale, self.bandwidth_.shape)
-        if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
-            raise ValueError(f"scale must be None or positive and finite per feature, got {scale!r}.")
-        return tuple(float(f) for f in scale / self.bandwidth_)
 
     def _read_back(self, grids: tuple, X: np.ndarray, desc: str) -> np.ndarray:
         """Multilinear interpolation of each of ``grids`` at the rows of X (0 off the grid), shape

@@ -70,26 +70,30 @@ class _AmbientDensity:
         return (None,) if ratio.max() <= self.ISOTROPY * ratio.min() else (None, self.length)
 
     def prepare(self) -> _AmbientDensity:
-        """Compute the slope grids now (before the object is shipped); returns self."""
-        if self.boundary is not None:
+        """Compute the binned KDE's slope grids now (before the object is shipped); returns self."""
+        if self.boundary is not None and isinstance(self.model, BinnedDensity):
             self.model.slope_grids(self._scales, curvature=True)
         return self
 
     def __call__(self, active: np.ndarray, n_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(KDE per unit volume, density for the scores) at validated rows ``active``, part of a
         batch of ``n_batch`` rows (default: these rows; the tree KDE's choice of evaluation)."""
-        volume = np.prod(self.length)
+        volume, corrected = np.prod(self.length), self.boundary is not None
         if isinstance(self.model, TreeDensity):
-            log_p = self.model._log_density(active, active.shape[0] if n_batch is None else n_batch)
+            n_batch = active.shape[0] if n_batch is None else n_batch
+            log_p, values = (self.model._log_density_and_slopes(active, n_batch, self._scales, True)
+                             if corrected else (self.model._log_density(active, n_batch), []))
             # far from all data the density underflows to 0; h's limit there is k(0)/λ, which the
             # smallest normal float gives (the scores are capped at the isolated point's bound)
             p_unit = np.maximum(np.exp(log_p + np.log(volume)), TINY_DENSITY)
+        elif corrected:
+            p_unit, values = self.model.density_and_slopes(active, self._scales, curvature=True)
+            p_unit *= volume
+        else:
+            p_unit, values = self.model.density(active) * volume, []
+        if not corrected:
             return p_unit, p_unit
-        if self.boundary is None:
-            p_unit = self.model.density(active) * volume
-            return p_unit, p_unit
-        p_unit, (*slopes, curvature) = self.model.density_and_slopes(active, self._scales, curvature=True)
-        p_unit *= volume
+        *slopes, curvature = values
         # the bandwidth in unit-length coordinates: their geometric mean if they are about equal,
         # else the one along the log-gradient: a depth of u bandwidths there is
         # u ‖∇_w log p‖ / ‖∇_z log p‖ unit lengths (w = x / b, z = x / ℓ)
@@ -146,8 +150,9 @@ class SpectralLeverage(LeverageSampler):
         Correct the scores near faces of the support, where exact leverage is 2–3× h of the
         interior density and the KDE's own deficit recovers only part of that (uncorrected scores
         there are up to 1.4–1.7× low): a half-space model read off the slope of the KDE
-        (:mod:`spectral_leverage.boundary`). Applies to the binned KDE; the tree KDE, the k-NN
-        density and a given density are used as they are.
+        (:mod:`spectral_leverage.boundary`). Applies to both ambient KDEs (binned: slopes from
+        the grid; tree: exact at the anchors); the k-NN density and a given density are used as
+        they are.
     n_neighbors : int, default=50
         Neighbours of the k-NN density (intrinsic path).
     max_tree_size : int or None, default=16384
@@ -381,10 +386,9 @@ class SpectralLeverage(LeverageSampler):
         return self._scores_from_density(p_unit, n)
 
     def _ambient_for(self, model: BinnedDensity | TreeDensity) -> _AmbientDensity:
-        """The fitted ambient KDE ``model`` as the scores see it (boundary-corrected if binned)."""
-        corrected = self.boundary and isinstance(model, BinnedDensity)
+        """The fitted ambient KDE ``model`` as the scores see it (boundary-corrected by default)."""
         return _AmbientDensity(model, self._length,
-                               (self._spec.unit, self._reg, self.intrinsic_dim_) if corrected else None)
+                               (self._spec.unit, self._reg, self.intrinsic_dim_) if self.boundary else None)
 
     def _given_density(self, X: np.ndarray) -> np.ndarray:
         density = self.density(X) if callable(self.density) else self.density

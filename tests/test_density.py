@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.ndimage import map_coordinates
 from scipy.special import logsumexp
-from scipy.stats import multivariate_normal
+from scipy.stats import multivariate_normal, norm
 from sklearn.exceptions import NotFittedError
 from sklearn.neighbors import KernelDensity
 
@@ -26,6 +26,68 @@ def test_direct_kde_is_exact(d, bandwidth):
     exact = logsumexp(-0.5 * squared, axis=1) - np.log(len(X)) - d * np.log(np.sqrt(2 * np.pi) * bandwidth)
     assert np.min(exact) < -1000
     np.testing.assert_allclose(ours, exact, rtol=1e-10, atol=1e-6)
+
+
+@pytest.mark.parametrize("d", [1, 3, 5])
+def test_direct_kde_gradient_and_curvature_are_exact(d):
+    rng = np.random.default_rng(d)
+    X = 50.0 + rng.normal(size=(2000, d)) * np.linspace(1.0, 2.0, d)  # off the origin, anisotropic
+    Q = 50.0 + np.vstack([rng.normal(size=(300, d)) * 1.5, rng.normal(size=(20, d)) * 8])
+    kde = TreeDensity().fit(X)
+    scale = np.linspace(0.5, 3.0, d)
+    p, (whitened, scaled, curvature) = kde.density_and_slopes(Q, (None, scale), curvature=True)
+    # the definition in float64, whitened w = x / h: ∇ log p = E_t[a] - w, ∇² log p = Cov_t[a] - I
+    W, A = Q / kde.bandwidth_, X / kde.bandwidth_
+    log_t = -0.5 * ((W[:, None, :] - A[None]) ** 2).sum(axis=-1)
+    t = np.exp(log_t - log_t.max(axis=1, keepdims=True))
+    t /= t.sum(axis=1, keepdims=True)
+    gradient = t @ A - W
+    hessian = np.einsum("qa,qai,qaj->qij", t, A[None] - W[:, None], A[None] - W[:, None]) \
+        - np.einsum("qi,qj->qij", gradient, gradient) - np.eye(d)
+    unit = gradient / np.linalg.norm(gradient, axis=1, keepdims=True)
+    np.testing.assert_allclose(p, kde.density(Q), rtol=1e-12)
+    np.testing.assert_allclose(whitened, np.linalg.norm(gradient, axis=1), rtol=1e-4, atol=1e-4)
+    # y = x / s: ∂/∂y = (s / h) ∂/∂w
+    np.testing.assert_allclose(scaled, np.linalg.norm(gradient * scale / kde.bandwidth_, axis=1),
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(curvature, np.einsum("qi,qij,qj->q", unit, hessian, unit), atol=1e-3)
+
+
+def test_tree_slope_and_curvature_are_the_half_space_ones():
+    """As the binned KDE's: on uniform data the log-slope is M(t/b) at depth t from the face, and
+    the log-curvature -M(u)(u + M(u))."""
+    X = np.random.default_rng(0).uniform(size=(200_000, 1))
+    kde = TreeDensity(max_samples=None).fit(X)  # a few queries: direct against every point
+    u = np.array([0.0, 0.3, 0.7, 1.5])
+    mills = norm.pdf(u) / norm.cdf(u)
+    _, (slope, curvature) = kde.density_and_slopes(u[:, None] * kde.bandwidth_, curvature=True)
+    np.testing.assert_allclose(slope, mills, atol=0.03)
+    np.testing.assert_allclose(curvature, -mills * (u + mills), atol=0.03)
+    _, (inside,) = kde.density_and_slopes(np.array([[0.5]]))
+    assert inside[0] < 0.03
+
+
+def test_tree_interpolation_against_direct_evaluation():
+    """Measured (90th percentiles of the error over the cube, largest at its faces): log-density
+    0.061 to first order (0.126 to zeroth), slope 0.125, curvature 0.096; slope 0.034 in the middle
+    of the cube, where it is about 0.1 itself."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(40_000, 3))
+    kde = TreeDensity(max_samples=4096, random_state=0).fit(X)
+    p, (slope, curvature) = kde.density_and_slopes(X, curvature=True)  # 40 000 queries: interpolated
+    blocks = [kde.density_and_slopes(X[i:i + 4096], curvature=True) for i in range(0, X.shape[0], 4096)]
+    direct_p = np.concatenate([q for q, _ in blocks])
+    direct_slope, direct_curvature = (np.concatenate(v)
+                                      for v in zip(*(rest for _, rest in blocks), strict=True))
+    np.testing.assert_array_equal(p, kde.density(X))
+    assert np.quantile(np.abs(np.log(p / direct_p)), 0.9) < 0.08
+    assert np.quantile(np.abs(slope - direct_slope), 0.9) < 0.15
+    assert np.quantile(np.abs(curvature - direct_curvature), 0.9) < 0.12
+    middle = np.all((X > 0.3) & (X < 0.7), axis=1)
+    assert np.quantile(np.abs(slope - direct_slope)[middle], 0.9) < 0.05
+    far = np.array([[5.0, 5.0, 5.0]])  # beyond every anchor's reach: evaluated directly
+    np.testing.assert_array_equal(kde.density_and_slopes(np.vstack([X, far]), curvature=True)[1][0][-1:],
+                                  kde.density_and_slopes(far, curvature=True)[1][0])
 
 
 def test_direct_kde_warns_when_the_data_span_too_many_bandwidths():
@@ -57,9 +119,12 @@ def test_known_density_recovered(rule):
     assert np.median(np.abs(est / true - 1)) < 0.05
 
 
-def test_interpolation_adds_no_error_against_true_density():
+def test_interpolation_adds_little_error_against_true_density():
     # uniform cube: true density 1 in the interior; the interpolated estimate (large batch) must be
-    # at least as close to it as direct evaluation at every point with the same anchors
+    # about as close to it as direct evaluation at every point with the same anchors. Measured: 1.09x
+    # direct's error (median and 90th percentile); the zeroth-order interpolation was 0.9x, as it
+    # smooths the KDE's noise further, but it is twice as far off at the faces
+    # (test_tree_interpolation_against_direct_evaluation)
     rng = np.random.default_rng(2)
     X = rng.uniform(size=(60_000, 3))
     td = TreeDensity(max_samples=4096, random_state=0).fit(X)
@@ -67,8 +132,8 @@ def test_interpolation_adds_no_error_against_true_density():
     direct = np.concatenate([td.density(X[i:i + 4096]) for i in range(0, X.shape[0], 4096)])
     inner = np.all((X > 0.2) & (X < 0.8), axis=1)
     err_interp, err_direct = np.abs(interpolated[inner] - 1), np.abs(direct[inner] - 1)
-    assert np.median(err_interp) <= np.median(err_direct)
-    assert np.quantile(err_interp, 0.9) <= np.quantile(err_direct, 0.9)
+    assert np.median(err_interp) <= 1.15 * np.median(err_direct)
+    assert np.quantile(err_interp, 0.9) <= 1.15 * np.quantile(err_direct, 0.9)
     assert np.median(err_interp) < 0.08
 
 
