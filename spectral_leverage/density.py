@@ -34,9 +34,10 @@ with :math:`\varphi` the standard normal density in :math:`d` dimensions.
   anchors weighted by their kernel terms at :math:`w`,
   :math:`\nabla_w \log \hat p = E_t[a] - w` and :math:`\nabla_w^2 \log \hat p = \mathrm{Cov}_t[a] - I`,
   so the curvature along the unit gradient :math:`\hat g` is :math:`\mathrm{Var}_t[\hat g \cdot a] - 1`
-  (two more float32 matrix products per block, and the variance of offsets along :math:`\hat g`
-  from the query, so that nothing cancels: errors of about 1e-5 in bandwidths). They are
-  interpolated like the log-density, to zeroth order.
+  (one more matrix product per block, in float64, of the kernel terms with the anchors'
+  coordinates and their pairwise products). They are interpolated like the log-density: the
+  gradient to first order with the Hessian taken along the gradient only,
+  :math:`c\,\hat g \hat g^\top`, the curvature to zeroth order.
 
 Bandwidth rules act on per-feature standard deviations (i.e. on standardised data) with the anchor
 count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
@@ -348,10 +349,10 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
         out = np.empty(W.shape[0])
         gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
-        single = (anchors.astype(np.float32), anchors_t.astype(np.float32)) if moments else ()
-        # per row: the float64 exponents and their float32 exponentials (and float32 offsets for
-        # the moments); blocks of a few MiB stay in cache
-        bytes_per_row = (16.0 if moments else 12.0) * anchors.shape[0]
+        powers = _anchor_powers(anchors) if moments else None
+        # per row: the float64 exponents and their float32 exponentials (for the moments copied
+        # back into the exponents' buffer as float64); blocks of a few MiB stay in cache
+        bytes_per_row = 12.0 * anchors.shape[0]
         chunk_bytes = min(self.memory_budget / (2 * N_THREADS), 2**22)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, chunk_bytes))
         progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc="density")
@@ -366,7 +367,8 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             total = terms.sum(axis=1, dtype=float)
             out[rows] = np.log(total) + top - 0.5 * np.einsum("ij,ij->i", query, query)
             if moments:
-                gradient[rows], along[rows] = _log_kde_moments(terms, total, query, *single)
+                np.copyto(exponent, terms)
+                gradient[rows], along[rows] = _log_kde_moments(exponent, total, query, powers)
             progress.update()
 
         try:
@@ -393,7 +395,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         d = W.shape[1]
         out = np.empty(W.shape[0])
         gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
-        bytes_per_row = 40.0 * k + 8 * d + 8.0 * k * (2 * d + 1)
+        bytes_per_row = 40.0 * k + 8 * d + 8.0 * k * (4 * d + 1)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, self.memory_budget))
         for rows in tqdm(chunks, disable=not self.verbose, desc="density", unit="chunk"):
             dist, idx = self._tree.query(np.ascontiguousarray(W[rows]), k=k)
@@ -401,12 +403,18 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             # weights exp(-r²/(2·0.5²)), shifted by the nearest anchor so they never underflow
             weights = np.exp(-2.0 * (dist**2 - dist[:, :1] ** 2))
             weights /= weights.sum(axis=1, keepdims=True)
-            out[rows] = np.einsum("ij,ij->i", weights, self._anchor_log_density[idx])
+            offsets, anchor_gradient = W[rows][:, None, :] - self._anchors[idx], self._anchor_gradient[idx]
             # to first order: log p(a) + ∇ log p(a)·(w - a)
-            out[rows] += np.einsum("ij,ijk,ijk->i", weights, self._anchor_gradient[idx],
-                                   W[rows][:, None, :] - self._anchors[idx])
+            out[rows] = np.einsum("ij,ij->i", weights, self._anchor_log_density[idx])
+            out[rows] += np.einsum("ij,ijk,ijk->i", weights, anchor_gradient, offsets)
             if moments:
-                gradient[rows] = np.einsum("ij,ijk->ik", weights, self._anchor_gradient[idx])
+                # the gradient to first order too, its Hessian taken along the gradient only,
+                # c ĝ ĝᵀ: across a face that is all of it, and it keeps the slope rising past it
+                norms = np.linalg.norm(anchor_gradient, axis=2, keepdims=True)
+                unit = anchor_gradient / np.where(norms > 0, norms, 1.0)
+                step = np.einsum("ijk,ijk->ij", unit, offsets) * self._anchor_curvature[idx]
+                anchor_gradient += step[:, :, None] * unit
+                gradient[rows] = np.einsum("ij,ijk->ik", weights, anchor_gradient)
                 along[rows] = np.einsum("ij,ij->i", weights, self._anchor_curvature[idx])
             far = rows.start + np.flatnonzero(dist[:, 0] > 1.0)
             if far.size:
@@ -518,23 +526,30 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
             self._tree = KDTree(np.ascontiguousarray(self._training))
 
 
-def _log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray, anchors: np.ndarray,
-                     anchors_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _anchor_powers(anchors: np.ndarray) -> np.ndarray:
+    """The centred anchors' coordinates and their pairwise products :math:`a_i a_j`, i <= j, as
+    columns, shape (m, d + d(d+1)/2): one matrix product with the kernel terms gives the weighted
+    first and second moments (:func:`_log_kde_moments`)."""
+    upper = np.triu_indices(anchors.shape[1])
+    return np.hstack([anchors, anchors[:, upper[0]] * anchors[:, upper[1]]])
+
+
+def _log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray,
+                     powers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(gradient (k, d), curvature along it (k,)) of a Gaussian log-KDE in whitened coordinates at
-    k centred queries, from their kernel terms (k, m) float32 with row sums ``total``, and the
-    centred anchors (m, d) as float32 with their transpose (module docstring). The variance is
-    taken of offsets from each query, a few bandwidths, not of the anchors' coordinates: no
-    cancellation in float32, and each row's result does not depend on the others in its block
-    (a Dask block and the whole array give the same values)."""
-    gradient = (terms @ anchors).astype(float) / total[:, None] - query  # E_t[a] - w
+    k centred queries, from their kernel terms (k, m) with row sums ``total`` and the anchors'
+    :func:`_anchor_powers` (module docstring). In float64: the second moments are of size about
+    ‖a‖² (bandwidths from the anchors' mean) and their variance loses about 1e-16 of that."""
+    d = query.shape[1]
+    moments = (terms @ powers) / total[:, None]  # E_t[a], E_t[a_i a_j]
+    mean, second = moments[:, :d], moments[:, d:]
+    gradient = mean - query
     norm = np.sqrt(np.einsum("ij,ij->i", gradient, gradient))
     direction = gradient / np.where(norm > 0, norm, 1.0)[:, None]
-    offsets = direction.astype(np.float32) @ anchors_t
-    offsets -= np.einsum("ij,ij->i", direction, query).astype(np.float32)[:, None]
-    offsets *= offsets
-    offsets *= terms
-    # Var_t[ĝ·a] - 1, with E_t[ĝ·(a - w)] = ‖g‖
-    along = offsets.sum(axis=1, dtype=float) / total - norm**2 - 1.0
+    upper = np.triu_indices(d)
+    pairs = direction[:, upper[0]] * direction[:, upper[1]] * np.where(upper[0] == upper[1], 1.0, 2.0)
+    # Var_t[ĝ·a] - 1 = E_t[(ĝ·a)²] - (ĝ·E_t[a])² - 1
+    along = np.einsum("ij,ij->i", pairs, second) - np.einsum("ij,ij->i", direction, mean) ** 2 - 1.0
     return gradient, np.where(norm > 0, along, 0.0)
 
 

@@ -230,16 +230,20 @@ def test_scores_at_training_points_and_far_away():
     assert corrected.scores_[np.argmin(X.min(axis=1))] > plain.scores_[np.argmin(X.min(axis=1))]
 
 
-@pytest.mark.parametrize("kde", ["binned", "tree"])
+@pytest.mark.parametrize("kde, anchors, steps",
+                         [("binned", None, 40), ("tree", None, 40), ("tree", 500, 600)],
+                         ids=["binned", "tree-direct", "tree-interpolated"])
 @pytest.mark.parametrize("d", [1, 3])
-def test_scores_keep_rising_past_the_face(d, kde):
+def test_scores_keep_rising_past_the_face(d, kde, anchors, steps):
     """Beyond the data the KDE keeps falling, so the scores at new points must not drop back: the
     binned KDE's slope beyond the data's box is the face's (depth 0), not the smoothing tails' 0;
-    the tree KDE's exact slope keeps rising past the face's."""
+    the tree KDE's exact slope keeps rising past the face's, and so does its interpolation (more
+    path points than anchors) to first order."""
     X = np.random.default_rng(3).uniform(size=(4000, d))
-    sl = SpectralLeverage(Matern(0.5, nu=1.5), 4000**-0.75, kde=kde, random_state=0).fit(X)
-    path = np.full((40, d), 0.5)
-    path[:, 0] = np.linspace(0.9, 1.4, 40)  # from inside, across the face at 1, out
+    sl = SpectralLeverage(Matern(0.5, nu=1.5), 4000**-0.75, kde=kde, max_tree_size=anchors,
+                          random_state=0).fit(X)
+    path = np.full((steps, d), 0.5)
+    path[:, 0] = np.linspace(0.9, 1.4, steps)  # from inside, across the face at 1, out
     scores = sl.score_samples(path)
     assert np.all(np.diff(scores) >= -1e-9 * scores[:-1]), np.round(scores, 2)
     assert scores[-1] > 1.5 * scores[0]
