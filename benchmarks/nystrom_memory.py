@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
-from spectral_leverage.nystrom import NystromKRR
+from spectral_leverage.krr.nystrom import NystromKRR
 
 
 def peak_rss_mb() -> float:

@@ -7,22 +7,22 @@ scores :math:`n\\,l_i`. Kernels are scikit-learn's ``Matern`` / ``RBF`` (times `
 
 from .base import LeverageSampler
 from .density import BinnedDensity, TreeDensity
-from .exact import ExactLeverage, exact_leverage
 from .kernels import parse_kernel, spectral_density
-from .leverage import SpectralLeverage
-from .nystrom import LeverageNystroem, NystromKRR, sample_centers
+from .krr import LeverageNystroem, NystromKRR, RandomFourierKRR, SketchedKRR, sample_centers
 from .samplers import (
     BLESS,
     SAMPLERS,
     SQUEAK,
     AlaouiMahoneySampler,
+    ExactLeverage,
     RecursiveRLS,
     UniformSampler,
+    exact_leverage,
     leverage_scores,
     make_sampler,
     merge_squeak,
 )
-from .sketch import RandomFourierKRR, SketchedKRR
+from .spectral import SpectralLeverage
 
 __all__ = [
     "BLESS",

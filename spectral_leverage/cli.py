@@ -29,10 +29,10 @@ import numpy as np
 from sklearn.gaussian_process.kernels import RBF, Matern
 
 from .datasets import make_bimodal
-from .exact import exact_leverage
-from .leverage import SpectralLeverage
 from .metrics import score_accuracy
 from .samplers import SAMPLERS, make_sampler
+from .samplers.exact import exact_leverage
+from .spectral import SpectralLeverage
 
 __all__ = ["main"]
 

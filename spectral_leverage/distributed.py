@@ -52,7 +52,7 @@ from ._validation import check_positive, check_random_state, check_samples
 from .base import _SEGMENT, _locate, _segment_totals, _split_draws
 from .density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices
 from .kernels import parse_kernel
-from .quadrature import _GridInterpolant, sa_integral
+from .spectral.quadrature import _GridInterpolant, sa_integral
 
 __all__ = ["as_dask_matrix", "fit_leverage", "fit_nystrom", "predict_nystrom", "sample_indices"]
 
@@ -172,7 +172,7 @@ def _capped_scores(p_unit, h: _GridInterpolant, cap: float):
 
 @_one_thread
 def _block_normal_equations(X, Y, shared, memory_budget: float):
-    from .nystrom import _chunks, _normal_equations
+    from .krr.nystrom import _chunks, _normal_equations
 
     kernel, centers, T = shared
     m = centers.shape[0]
@@ -466,8 +466,8 @@ def fit_nystrom(model, X, y):
     """
     import dask
 
-    from .leverage import SpectralLeverage
-    from .nystrom import DIRECT_MAX_CENTERS, _draw_centers, _solve_normal_equations, _upper_cholesky
+    from .krr.nystrom import DIRECT_MAX_CENTERS, _draw_centers, _solve_normal_equations, _upper_cholesky
+    from .spectral.leverage import SpectralLeverage
 
     X = as_dask_matrix(X)
     n, d = X.shape

@@ -10,13 +10,13 @@ from scipy.stats import norm
 from sklearn.gaussian_process.kernels import RBF, Matern
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.boundary import boundary_density, half_space_depth
 from spectral_leverage.datasets import make_bimodal
 from spectral_leverage.density import BinnedDensity
-from spectral_leverage.exact import exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.quadrature import knee_frequency, sa_scores
+from spectral_leverage.samplers.exact import exact_leverage
+from spectral_leverage.spectral.boundary import boundary_density, half_space_depth
+from spectral_leverage.spectral.quadrature import knee_frequency, sa_scores
 
 FACE_SLOPE = np.sqrt(2 / np.pi)  # the inverse Mills ratio at depth 0
 UNIT = parse_kernel(Matern(1.0, nu=1.5)).unit

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
-import spectral_leverage.exact as exact_module
+import spectral_leverage.samplers.exact as exact_module
 from spectral_leverage import ExactLeverage, exact_leverage
 
 

@@ -3,7 +3,7 @@ import pytest
 import skdim
 from conftest import load_csv
 
-from spectral_leverage.intrinsic import intrinsic_dimension
+from spectral_leverage.density.intrinsic import intrinsic_dimension
 
 
 def embed(Y: np.ndarray, seed: int, ambient: int = 8) -> np.ndarray:

@@ -14,7 +14,7 @@ from sklearn.gaussian_process.kernels import (
 )
 
 from spectral_leverage.kernels import parse_kernel, spectral_density
-from spectral_leverage.quadrature import sphere_area
+from spectral_leverage.spectral.quadrature import sphere_area
 
 KERNELS = [Matern(0.7, nu=0.5), Matern(0.7, nu=1.5), Matern(0.7, nu=2.5), Matern(0.7, nu=0.8), RBF(0.7)]
 

@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from spectral_leverage import SAMPLERS, SpectralLeverage, UniformSampler
 from spectral_leverage.base import LeverageSampler
 from spectral_leverage.datasets import make_regression_target, make_sparse_mode
-from spectral_leverage.nystrom import LeverageNystroem, NystromKRR, sample_centers
+from spectral_leverage.krr.nystrom import LeverageNystroem, NystromKRR, sample_centers
 
 
 def exact_krr(X, y, kernel, reg):
@@ -283,13 +283,13 @@ def test_leverage_nystroem():
 
 def test_verbose_logs_and_never_prints(caplog, capsys):
     X, y = smooth_data(500)
-    with caplog.at_level(logging.INFO, logger="spectral_leverage.nystrom"):
+    with caplog.at_level(logging.INFO, logger="spectral_leverage.krr.nystrom"):
         NystromKRR(RBF(0.5), 1e-3, 50, verbose=True, random_state=0).fit(X, y).predict(X)
     messages = " ".join(r.getMessage() for r in caplog.records)
     assert "centre sampling" in messages and "direct solve" in messages and "predict" in messages
     assert capsys.readouterr().out == ""
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="spectral_leverage.nystrom"):
+    with caplog.at_level(logging.INFO, logger="spectral_leverage.krr.nystrom"):
         NystromKRR(RBF(0.5), 1e-3, 50, random_state=0).fit(X, y)
     assert not caplog.records
 

@@ -8,7 +8,7 @@ from scipy.integrate import quad
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
 from spectral_leverage.kernels import log_spectral_density, parse_kernel
-from spectral_leverage.quadrature import sa_integral, sa_scores, sphere_area
+from spectral_leverage.spectral.quadrature import sa_integral, sa_scores, sphere_area
 
 P = np.logspace(-4, 5, 10)
 REG = 1e-3

@@ -9,9 +9,9 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, Ma
 from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
-import spectral_leverage.sketch as sketch_module
+import spectral_leverage.krr.sketch as sketch_module
 from spectral_leverage import exact_leverage
-from spectral_leverage.sketch import (
+from spectral_leverage.krr.sketch import (
     RandomFourierKRR,
     SketchedKRR,
     random_fourier_features,

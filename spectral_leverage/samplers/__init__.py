@@ -9,10 +9,10 @@ from __future__ import annotations
 from sklearn.base import clone
 
 from ..base import LeverageSampler
-from ..exact import ExactLeverage
-from ..leverage import SpectralLeverage
+from ..spectral import SpectralLeverage
 from .alaoui_mahoney import AlaouiMahoneySampler
 from .bless import BLESS
+from .exact import ExactLeverage, exact_leverage
 from .recursive_rls import RecursiveRLS
 from .squeak import SQUEAK, merge_squeak
 from .uniform import UniformSampler
@@ -22,8 +22,10 @@ __all__ = [
     "SAMPLERS",
     "SQUEAK",
     "AlaouiMahoneySampler",
+    "ExactLeverage",
     "RecursiveRLS",
     "UniformSampler",
+    "exact_leverage",
     "leverage_scores",
     "make_sampler",
     "merge_squeak",

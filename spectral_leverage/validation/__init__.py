@@ -23,7 +23,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..exact import exact_leverage
+from ..samplers.exact import exact_leverage
 from ._util import base_seed, matern
 from .accuracy import ACCURACY_SAMPLERS, accuracy_table
 from .curves import DESIGNS_1D, leverage_curves, make_design

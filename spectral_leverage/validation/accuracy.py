@@ -15,9 +15,9 @@ import warnings
 import numpy as np
 from scipy.stats import ConstantInputWarning
 
-from ..exact import exact_leverage
 from ..metrics import score_accuracy
 from ..samplers import SAMPLERS, make_sampler
+from ..samplers.exact import exact_leverage
 from ._util import check_names, matern, progress_bar, reg_rule, regulariser, replicate_seeds, timed
 from .data import DataSet
 

@@ -15,9 +15,9 @@ import logging
 import numpy as np
 
 from ..datasets import make_beta, make_bimodal
-from ..exact import exact_leverage
-from ..leverage import SpectralLeverage
 from ..metrics import score_accuracy
+from ..samplers.exact import exact_leverage
+from ..spectral import SpectralLeverage
 from ._util import check_names, matern, progress_bar, reg_rule, regulariser, replicate_seeds, timed
 
 __all__ = ["DESIGNS_1D", "leverage_curves", "make_design"]

@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
 from ..datasets import make_bimodal, make_regression_target
-from ..nystrom import NystromKRR
+from ..krr import NystromKRR
 from ..samplers import SAMPLERS, make_sampler
 from ._util import check_names, matern, progress_bar, reg_rule, regulariser, replicate_seeds, timed
 

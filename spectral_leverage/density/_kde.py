@@ -29,7 +29,7 @@ with :math:`\varphi` the standard normal density in :math:`d` dimensions.
   first-order term halves its error where the density changes fastest (4096 anchors of a uniform
   cube: 90th percentile over the cube 0.13 → 0.06 in the log, the largest errors at its faces).
   A query point farther than one bandwidth from every anchor (an outlier) is evaluated directly.
-* For the boundary correction (:mod:`spectral_leverage.boundary`) the same kernel terms give the
+* For the boundary correction (:mod:`spectral_leverage.spectral.boundary`) the same kernel terms give the
   log-density's gradient and curvature in whitened coordinates: with :math:`E_t` the mean over the
   anchors weighted by their kernel terms at :math:`w`,
   :math:`\nabla_w \log \hat p = E_t[a] - w` and :math:`\nabla_w^2 \log \hat p = \mathrm{Cov}_t[a] - I`,
@@ -58,8 +58,8 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from ._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, column_summary, on_all_cores, row_chunks
-from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
+from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, column_summary, on_all_cores, row_chunks
+from .._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
 
 __all__ = [
     "BinnedDensity",
@@ -727,7 +727,7 @@ class BinnedDensity(BaseEstimator):
         Central differences of the log of the smoothed grid (the density floored as in
         :meth:`density`), interpolated like the density. With the default ``scale`` (the bandwidths,
         :math:`y = w`, whitened coordinates) and a Gaussian KDE of a half-space it is the inverse
-        Mills ratio of the depth in bandwidths (:mod:`spectral_leverage.boundary`); 0 far inside
+        Mills ratio of the depth in bandwidths (:mod:`spectral_leverage.spectral.boundary`); 0 far inside
         the data, ``FACE_SLOPE`` beyond the data's bounding box (see :meth:`slope_grids`).
 
         Parameters

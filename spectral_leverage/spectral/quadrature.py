@@ -44,9 +44,9 @@ from scipy.integrate import quad_vec
 from scipy.interpolate import CubicSpline
 from scipy.special import gammaln, xlogy
 
-from ._blocks import on_all_cores, row_chunks
-from ._validation import check_positive
-from .kernels import StationaryKernel, log_spectral_density
+from .._blocks import on_all_cores, row_chunks
+from .._validation import check_positive
+from ..kernels import StationaryKernel, log_spectral_density
 
 __all__ = ["INTEGRALS", "check_unit_kernel", "knee_frequency", "sa_integral", "sa_scores", "sphere_area"]
 

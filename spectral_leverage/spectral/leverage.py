@@ -10,12 +10,12 @@ depends, to first order, only on the input density there:
 
 with :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}`, :math:`s` the kernel's spectral density and
 :math:`p` the density of the inputs (conventions: :mod:`spectral_leverage.kernels`; the integral:
-:mod:`spectral_leverage.quadrature`). The pipeline is a KD-tree kernel density estimate
+:mod:`spectral_leverage.spectral.quadrature`). The pipeline is a KD-tree kernel density estimate
 (:mod:`spectral_leverage.density`), then one univariate integral per density level.
 
 The approximation is weakest where the density is small or changes fast on the kernel's scale
 (boundaries, tails, outliers). Near faces of the support the binned KDE's scores are corrected by a
-half-space model (:mod:`spectral_leverage.boundary`). As a safeguard the scores are capped at the
+half-space model (:mod:`spectral_leverage.spectral.boundary`). As a safeguard the scores are capped at the
 exact upper bound of a ridge leverage score, :math:`n\,l_i \le n\,k(0)/(k(0) + n\lambda)`
 (attained by an isolated point).
 """
@@ -29,13 +29,13 @@ from numbers import Real
 
 import numpy as np
 
-from ._blocks import DEFAULT_MEMORY_BUDGET, column_summary
-from ._validation import check_data, check_fitted_data, check_positive, is_dask_collection
-from .base import LeverageSampler
+from .._blocks import DEFAULT_MEMORY_BUDGET, column_summary
+from .._validation import check_data, check_fitted_data, check_positive, is_dask_collection
+from ..base import LeverageSampler
+from ..density import BinnedDensity, KNNDensity, TreeDensity, check_bandwidth
+from ..density.intrinsic import intrinsic_dimension
+from ..kernels import parse_kernel
 from .boundary import boundary_density
-from .density import BinnedDensity, KNNDensity, TreeDensity, check_bandwidth
-from .intrinsic import intrinsic_dimension
-from .kernels import parse_kernel
 from .quadrature import check_integral, sa_scores
 
 __all__ = ["SpectralLeverage"]
@@ -52,7 +52,7 @@ class _AmbientDensity:
     """A fitted ambient KDE as the scores see it; small and picklable (the Dask path ships it to
     the workers). Called on rows of the active features (units of X), it returns the KDE per unit
     length-scale volume and the density the scores are taken of: the half-space model's
-    :func:`~spectral_leverage.boundary.boundary_density` when ``boundary`` holds its
+    :func:`~spectral_leverage.spectral.boundary.boundary_density` when ``boundary`` holds its
     (unit kernel, reg, d), else the KDE itself."""
 
     model: BinnedDensity | TreeDensity
@@ -123,12 +123,12 @@ class SpectralLeverage(LeverageSampler):
         Bandwidth of the kernel density estimate: "scott" or "silverman" (rules on standardised
         data), or a float in X's units.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
-        How to evaluate :math:`h(p)` (see :mod:`spectral_leverage.quadrature`).
+        How to evaluate :math:`h(p)` (see :mod:`spectral_leverage.spectral.quadrature`).
     intrinsic_dim : "auto", float or None, default="auto"
         Dimension :math:`d'` used in the density's volume term and in the polar integral.
         None: the ambient d (the paper's method, Gaussian KDE). A float in [1, d]: that
         :math:`d'` with a k-NN density (:class:`~spectral_leverage.density.KNNDensity`).
-        "auto": estimate :math:`d'` (:func:`~spectral_leverage.intrinsic.intrinsic_dimension`, in
+        "auto": estimate :math:`d'` (:func:`~spectral_leverage.density.intrinsic.intrinsic_dimension`, in
         the kernel's coordinates ``X / length_scale``); if it is below 90 % of d the data lie near
         a lower-dimensional set and the k-NN path with :math:`d'` is used, otherwise the ambient
         KDE. On real data this is what holds the scores' slope and absolute scale (CASP, 8
@@ -150,7 +150,7 @@ class SpectralLeverage(LeverageSampler):
         Correct the scores near faces of the support, where exact leverage is 2–3× h of the
         interior density and the KDE's own deficit recovers only part of that (uncorrected scores
         there are up to 1.4–1.7× low): a half-space model read off the slope of the KDE
-        (:mod:`spectral_leverage.boundary`). Applies to both ambient KDEs (binned: slopes from
+        (:mod:`spectral_leverage.spectral.boundary`). Applies to both ambient KDEs (binned: slopes from
         the grid; tree: exact at the anchors); the k-NN density and a given density are used as
         they are.
     n_neighbors : int, default=50
@@ -237,7 +237,7 @@ class SpectralLeverage(LeverageSampler):
         self
         """
         if is_dask_collection(X):
-            from .distributed import fit_leverage
+            from ..distributed import fit_leverage
 
             return fit_leverage(self, X)
         X = check_data(X)

@@ -1,6 +1,6 @@
 r"""Boundary correction of the SA scores: a half-space model read off the KDE's slope.
 
-The SA approximation :math:`n\,l(x) \approx h(p(x))` (:mod:`spectral_leverage.leverage`) treats
+The SA approximation :math:`n\,l(x) \approx h(p(x))` (:mod:`spectral_leverage.spectral.leverage`) treats
 the density as constant over the reach of the *equivalent kernel*, whose length is
 :math:`r = 1/\omega_*` with :math:`\omega_* = 2\pi\rho_*` the knee frequency,
 :math:`p\,s(\rho_*) = \lambda`. Near a face of the support that fails: no data lie beyond the face,
@@ -58,10 +58,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from ._blocks import on_all_cores, row_chunks
-from ._validation import check_positive
-from .density import FACE_SLOPE
-from .kernels import StationaryKernel
+from .._blocks import on_all_cores, row_chunks
+from .._validation import check_positive
+from ..density import FACE_SLOPE
+from ..kernels import StationaryKernel
 from .quadrature import _knee_frequency, check_unit_kernel
 
 __all__ = ["boundary_density", "half_space_depth"]
@@ -132,7 +132,8 @@ def half_space_depth(slope) -> np.ndarray:
 def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, bandwidth,
                      curvature=None) -> np.ndarray:
     r"""Effective density :math:`p_{\mathrm{eff}}` of the half-space model (module docstring), to
-    be passed to :func:`~spectral_leverage.quadrature.sa_scores` in place of the KDE's :math:`\hat p`.
+    be passed to :func:`~spectral_leverage.spectral.quadrature.sa_scores` in place of the KDE's
+    :math:`\hat p`.
 
     Parameters
     ----------

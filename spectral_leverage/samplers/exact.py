@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-from ._validation import check_data, check_positive
-from .base import LeverageSampler
-from .kernels import parse_kernel
+from .._validation import check_data, check_positive
+from ..base import LeverageSampler
+from ..kernels import parse_kernel
 
 __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
 

@@ -3,7 +3,7 @@ r"""Intrinsic dimension of the inputs from nearest-neighbour distances.
 Real inputs rarely fill :math:`R^d`: they lie near a set of lower dimension :math:`d'`. An isotropic
 Matérn or Gaussian kernel restricted to a :math:`d'`-dimensional linear subspace is the same kernel
 in :math:`d'` dimensions, so the spectral-analysis scores should use :math:`d'` both in the density
-(volume :math:`\propto r^{d'}`) and in the polar integral (:mod:`spectral_leverage.quadrature`).
+(volume :math:`\propto r^{d'}`) and in the polar integral (:mod:`spectral_leverage.spectral.quadrature`).
 
 Estimator: Levina & Bickel's maximum-likelihood estimate (NeurIPS 2004) with MacKay & Ghahramani's
 correction (average the inverse of the per-point estimates), averaged over a range of neighbourhood
@@ -40,8 +40,8 @@ from __future__ import annotations
 import numpy as np
 from pykdtree.kdtree import KDTree
 
-from ._validation import check_data, check_samples
-from .density import _anchor_indices
+from .._validation import check_data, check_samples
+from ._kde import _anchor_indices
 
 __all__ = ["intrinsic_dimension"]
 

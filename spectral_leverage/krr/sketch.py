@@ -26,10 +26,10 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_array, check_consistent_length
 
-from ._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, row_chunks
-from ._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
-from .exact import MAX_EXACT_SAMPLES
-from .kernels import StationaryKernel, parse_kernel
+from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, row_chunks
+from .._validation import check_data, check_fitted_data, check_positive, check_random_state, check_samples
+from ..kernels import StationaryKernel, parse_kernel
+from ..samplers.exact import MAX_EXACT_SAMPLES
 
 __all__ = ["RandomFourierKRR", "SketchedKRR", "random_fourier_features", "sample_fourier_frequencies"]
 

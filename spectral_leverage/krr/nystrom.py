@@ -57,10 +57,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
-from ._validation import check_data, check_positive, check_random_state, check_samples, is_dask_collection
-from .kernels import parse_kernel
-from .samplers import make_sampler
+from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
+from .._validation import check_data, check_positive, check_random_state, check_samples, is_dask_collection
+from ..kernels import parse_kernel
+from ..samplers import make_sampler
 
 __all__ = ["LeverageNystroem", "NystromKRR", "sample_centers"]
 
@@ -223,7 +223,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     :math:`(K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\alpha = K_{nJ}^\top y`; with every point as a
     centre this is exact KRR, :math:`\hat y = K(K + n\lambda I)^{-1}y`. The centres are drawn with
     replacement with probabilities proportional to ridge leverage scores and de-duplicated
-    (see :mod:`spectral_leverage.nystrom` for the solvers).
+    (see :mod:`spectral_leverage.krr.nystrom` for the solvers).
 
     Parameters
     ----------
@@ -316,7 +316,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         self
         """
         if is_dask_collection(X) or is_dask_collection(y):
-            from .distributed import fit_nystrom
+            from ..distributed import fit_nystrom
 
             return fit_nystrom(self, X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
@@ -457,7 +457,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "coef_")
         if is_dask_collection(X):
-            from .distributed import predict_nystrom
+            from ..distributed import predict_nystrom
 
             return predict_nystrom(self, X)
         X = validate_data(self, X, dtype=np.float64, reset=False)

@@ -1,0 +1,32 @@
+"""Density estimators of the inputs: the first stage of the spectral scores.
+
+Gaussian kernel density estimates (binned on a grid in low dimension, KD-tree with anchors
+otherwise), a k-nearest-neighbour density in an intrinsic dimension, the bandwidth rules, and the
+Levina–Bickel intrinsic-dimension estimate.
+"""
+
+from ._kde import (
+    FACE_CURVATURE,
+    FACE_SLOPE,
+    BinnedDensity,
+    KNNDensity,
+    TreeDensity,
+    _anchor_indices,
+    bandwidth_factor,
+    check_bandwidth,
+    feature_bandwidths,
+)
+from .intrinsic import intrinsic_dimension
+
+__all__ = [
+    "FACE_CURVATURE",
+    "FACE_SLOPE",
+    "BinnedDensity",
+    "KNNDensity",
+    "TreeDensity",
+    "_anchor_indices",
+    "bandwidth_factor",
+    "check_bandwidth",
+    "feature_bandwidths",
+    "intrinsic_dimension",
+]
