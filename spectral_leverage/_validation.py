@@ -9,17 +9,51 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_array, check_scalar
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = [
+    "DEFAULT_REG",
+    "KERNEL",
+    "MEMORY_BUDGET",
+    "POSITIVE",
+    "POSITIVE_INT",
+    "RANDOM_STATE",
     "check_data",
     "check_fitted_data",
     "check_positive",
     "check_random_state",
     "check_samples",
     "is_dask_collection",
+    "validate_params",
 ]
+
+#: Default λ of every estimator built without one: n^{-3/4} at n = 10^4, the order of the
+#: paper's rate on standardised data; cross-validate it for real use.
+DEFAULT_REG = 1e-3
+
+# Entries of scikit-learn's ``_parameter_constraints``, shared by every estimator of the package.
+#: a scikit-learn kernel object (checked further by :func:`~spectral_leverage.kernels.parse_kernel`),
+#: or None for the default of :func:`~spectral_leverage.kernels.resolve_kernel`
+KERNEL = [Kernel, None]
+#: a finite float > 0 (λ, bandwidths, dimensions)
+POSITIVE = [Interval(Real, 0, None, closed="neither")]
+#: an int >= 1 (sizes, counts)
+POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+#: bytes of temporaries per chunk
+MEMORY_BUDGET = [Interval(Real, 1, None, closed="left")]
+#: what :func:`check_random_state` takes
+RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
+                np.random.RandomState, np.random.SeedSequence]
+
+
+def validate_params(estimator) -> None:
+    """Check ``estimator``'s parameters against its ``_parameter_constraints``: an
+    ``InvalidParameterError`` (a ``ValueError`` and ``TypeError``) naming the parameter, its
+    allowed values and what was given. The one call into scikit-learn's parameter validation."""
+    estimator._validate_params()
 
 
 def is_dask_collection(X) -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern, Product
 
-__all__ = ["StationaryKernel", "log_spectral_density", "parse_kernel", "spectral_density"]
+__all__ = ["StationaryKernel", "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density"]
 
 _SUPPORTED = (
     "sklearn.gaussian_process.kernels.Matern(length_scale, nu) or RBF(length_scale), "
@@ -96,6 +96,18 @@ class StationaryKernel:
                 "use kernel.unit"
             )
         return float(np.ravel(self.length_scale)[0])
+
+
+def resolve_kernel(kernel) -> Kernel:
+    """The kernel an estimator uses: ``kernel`` itself, or for None the package's default
+    ``Matern(length_scale=1.0, nu=1.5)`` (the setting of Chen & Yang; meant for standardised X).
+
+    Examples
+    --------
+    >>> resolve_kernel(None)
+    Matern(length_scale=1, nu=1.5)
+    """
+    return Matern(length_scale=1.0, nu=1.5) if kernel is None else kernel
 
 
 def parse_kernel(kernel) -> StationaryKernel:
