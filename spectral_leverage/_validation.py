@@ -9,7 +9,6 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.gaussian_process.kernels import Kernel
 from sklearn.utils import check_array, check_scalar
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
@@ -35,9 +34,10 @@ __all__ = [
 DEFAULT_REG = 1e-3
 
 # Entries of scikit-learn's ``_parameter_constraints``, shared by every estimator of the package.
-#: a scikit-learn kernel object (checked further by :func:`~spectral_leverage.kernels.parse_kernel`),
-#: or None for the default of :func:`~spectral_leverage.kernels.resolve_kernel`
-KERNEL = [Kernel, None]
+#: a Matérn or RBF kernel object, or None for the default of
+#: :func:`~spectral_leverage.kernels.resolve_kernel`: checked in ``fit`` by
+#: :func:`~spectral_leverage.kernels.parse_kernel`, whose message names the supported kernels
+KERNEL = "no_validation"
 #: a finite float > 0 (λ, bandwidths, dimensions)
 POSITIVE = [Interval(Real, 0, None, closed="neither")]
 #: an int >= 1 (sizes, counts)
@@ -58,7 +58,7 @@ def validate_params(estimator) -> None:
 
 def is_dask_collection(X) -> bool:
     """Whether X is a Dask array or DataFrame, decided without importing Dask (the estimators then
-    hand it to :mod:`spectral_leverage.distributed`)."""
+    run on the Dask backend, :mod:`spectral_leverage.backends.dask`)."""
     return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
 
 

@@ -12,45 +12,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_random_state, check_samples, is_dask_collection
+from ._validation import check_random_state, check_samples
+from .backends import backend_for
 
 __all__ = ["LeverageSampler"]
-
-_SEGMENT = 2**16  # rows per segment of the two-level inverse-CDF sampling
-
-
-def _segment_totals(scores: np.ndarray) -> np.ndarray:
-    """Left-to-right sums of consecutive segments of ``_SEGMENT`` scores.
-
-    Sequential summation makes each total depend only on its segment's values, so a distributed
-    array cut at segment boundaries gives bit-identical totals."""
-    return np.array([np.add.accumulate(scores[start:start + _SEGMENT])[-1]
-                     for start in range(0, scores.shape[0], _SEGMENT)])
-
-
-def _split_draws(totals: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First level of inverse-CDF sampling: for uniforms ``u`` in [0, 1), the segment each draw
-    falls in and the remaining mass to walk inside it."""
-    cumulative = np.cumsum(totals)
-    target = u * cumulative[-1]
-    last = np.flatnonzero(totals > 0)[-1]  # rounding can reach the end: stay on positive mass
-    segment = np.minimum(np.searchsorted(cumulative, target, side="right"), last)
-    residual = target - np.where(segment > 0, cumulative[segment - 1], 0.0)
-    return segment, residual
-
-
-def _locate(scores: np.ndarray, first_segment: int, segment: np.ndarray,
-            residual: np.ndarray) -> np.ndarray:
-    """Second level: row of each draw within ``scores``, which starts at segment ``first_segment``
-    (rows are relative to ``scores[0]``). Zero scores are never drawn."""
-    out = np.empty(segment.shape[0], dtype=np.intp)
-    for seg in np.unique(segment):
-        start = (int(seg) - first_segment) * _SEGMENT
-        values = scores[start:start + _SEGMENT]
-        draws = segment == seg
-        row = np.searchsorted(np.add.accumulate(values), residual[draws], side="right")
-        out[draws] = start + np.minimum(row, np.flatnonzero(values > 0)[-1])
-    return out
 
 
 class LeverageSampler(BaseEstimator):
@@ -86,9 +51,11 @@ class LeverageSampler(BaseEstimator):
     (3,)
     """
 
-    def _set_scores(self, scores: np.ndarray) -> None:
-        scores = np.asarray(scores, dtype=float)
-        if not np.all(np.isfinite(scores)) or np.any(scores < 0) or not scores.sum() > 0:
+    def _set_scores(self, scores) -> None:
+        """Set the attributes from the scores (a NumPy array, or lazy on the Dask backend)."""
+        backend = backend_for(scores)
+        scores, (low, high, total), self._sampling_state = backend.summarise_scores(scores)
+        if not (np.isfinite(high) and low >= 0 and total > 0):
             raise RuntimeError(
                 f"{type(self).__name__} produced invalid scores (non-finite, negative or all zero); "
                 "please report this with the data's shape and the kernel."
@@ -96,8 +63,8 @@ class LeverageSampler(BaseEstimator):
         n = scores.shape[0]
         self.scores_ = scores
         self.leverage_ = scores / n
-        self.probabilities_ = scores / scores.sum()
-        self.effective_dimension_ = float(scores.sum() / n)
+        self.probabilities_ = scores / total
+        self.effective_dimension_ = float(total / n)
 
     def sample(self, n_samples: int, *, replace: bool = True, random_state=None) -> np.ndarray:
         """Draw indices with probabilities ``probabilities_``.
@@ -117,26 +84,22 @@ class LeverageSampler(BaseEstimator):
         ndarray of int, shape (n_samples,)
         """
         check_is_fitted(self, "scores_")
-        if is_dask_collection(self.scores_):
-            from .distributed import sample_indices
-
-            return sample_indices(self, n_samples, replace=replace, random_state=random_state)
         n_samples = check_samples(n_samples)
+        backend = backend_for(self.scores_)
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        if replace:
+            return backend.draw(self.scores_, self._sampling_state, rng.random(n_samples))
+        backend.require_in_memory("sample(replace=False)", "draw with replace=True and de-duplicate "
+                                  "(as NystromKRR does), or fit on an in-memory array")
         n = self.scores_.shape[0]
-        if not replace and n_samples > n:
+        if n_samples > n:
             raise ValueError(
                 f"n_samples={n_samples} exceeds the {n} fitted points; use replace=True or fewer."
             )
-        if not replace:
-            n_positive = int(np.count_nonzero(self.probabilities_))
-            if n_samples > n_positive:
-                raise ValueError(
-                    f"n_samples={n_samples} exceeds the {n_positive} points of non-zero probability "
-                    "(replace=False)."
-                )
-        rng = check_random_state(self.random_state if random_state is None else random_state)
-        if not replace:
-            return rng.choice(n, size=n_samples, replace=False, p=self.probabilities_)
-        # inverse CDF in two levels (segments, then rows): the same draws on a Dask cluster
-        segment, residual = _split_draws(_segment_totals(self.scores_), rng.random(n_samples))
-        return _locate(self.scores_, 0, segment, residual)
+        n_positive = int(np.count_nonzero(self.probabilities_))
+        if n_samples > n_positive:
+            raise ValueError(
+                f"n_samples={n_samples} exceeds the {n_positive} points of non-zero probability "
+                "(replace=False)."
+            )
+        return rng.choice(n, size=n_samples, replace=False, p=self.probabilities_)

@@ -1,8 +1,6 @@
 r"""Nyström kernel ridge regression with centres chosen by ridge leverage scores.
 
-Conventions (those of the whole package): data :math:`x_1..x_n \in R^d`, targets
-:math:`y \in R^n` (or :math:`R^{n \times t}`), kernel :math:`k`, regulariser :math:`\lambda`
-(``reg``). Exact kernel ridge regression (KRR) is
+Exact kernel ridge regression (KRR) is
 
 .. math::
 
@@ -11,208 +9,61 @@ Conventions (those of the whole package): data :math:`x_1..x_n \in R^d`, targets
 
 (scikit-learn's ``KernelRidge`` uses ``alpha`` :math:`= n\lambda`). Nyström KRR restricts
 :math:`f = \sum_{j \in J} \alpha_j k(\cdot, x_j)` to a set :math:`J` of :math:`m` centres drawn with
-probabilities proportional to (approximate) ridge leverage scores, and solves the normal equations
-
-.. math::
-
-    (K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\,\alpha = K_{nJ}^\top y .
-
-Solvers
--------
-Both solvers factor :math:`K_{JJ} + \epsilon I = T^\top T` (upper Cholesky factor :math:`T`, small
-jitter :math:`\epsilon`) and never hold the :math:`n \times m` matrix :math:`K_{nJ}` for large n: it is
-streamed in row blocks sized by ``memory_budget``, so the peak memory is
-:math:`O(m^2 + \text{block} \cdot m)`.
-
-* ``"direct"``: with :math:`\beta = T\alpha` the system becomes the well-conditioned SPD system
-  :math:`(T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + n\lambda I)\,\beta = T^{-\top} K_{nJ}^\top y`.
-  Its matrix is accumulated block by block as :math:`\sum_b B_b^\top B_b` with
-  :math:`B_b = K_{bJ} T^{-1}` (one triangular solve per block; forming :math:`K_{nJ}^\top K_{nJ}`
-  first and transforming afterwards would square its condition number), then solved by Cholesky;
-  :math:`\alpha = T^{-1}\beta`. Cost :math:`O(n m^2)` time.
-* ``"cg"``: conjugate gradient on the same system with the FALKON preconditioner (Rudi, Carratino &
-  Rosasco, NeurIPS 2017): :math:`A^\top A = T T^\top / m + \lambda I`, :math:`\alpha = T^{-1}A^{-1}\beta`,
-  solving :math:`A^{-\top}(\tfrac1n T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + \lambda I)A^{-1}\beta
-  = \tfrac1n A^{-\top} T^{-\top} K_{nJ}^\top y`. Each iteration streams :math:`K_{nJ}` once
-  (:math:`O(nm)` time, cached when it fits in ``memory_budget``); for large m.
+probabilities proportional to (approximate) ridge leverage scores
+(:mod:`spectral_leverage.krr.centers`) and solves the normal equations
+:math:`(K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\,\alpha = K_{nJ}^\top y`
+(:mod:`spectral_leverage.krr._solvers`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-import warnings
+from typing import ClassVar
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular, svd
-from scipy.linalg.blas import dsyrk
+from scipy.linalg import svd
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
-    clone,
 )
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from tqdm.auto import tqdm
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
-from .._validation import check_data, check_positive, check_random_state, check_samples, is_dask_collection
-from ..kernels import parse_kernel
-from ..samplers import make_sampler
+from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    MEMORY_BUDGET,
+    POSITIVE,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    check_positive,
+    check_random_state,
+    validate_params,
+)
+from ..backends import backend_for
+from ..base import LeverageSampler
+from ..kernels import parse_kernel, resolve_kernel
+from ..samplers import SAMPLERS
+from ._solvers import (
+    DIRECT_MAX_CENTERS,
+    normal_equations,
+    predict_block,
+    solve_cg,
+    solve_normal_equations,
+    upper_cholesky,
+)
+from .centers import draw_centers
 
-__all__ = ["LeverageNystroem", "NystromKRR", "sample_centers"]
+__all__ = ["LeverageNystroem", "NystromKRR"]
 
 logger = logging.getLogger(__name__)
 
-DIRECT_MAX_CENTERS = 5000  # solver="auto" uses the direct solver up to this many centres
-_JITTER = 1e-10  # relative to the mean diagonal of K_JJ; raised tenfold while Cholesky fails
-_CG_TOL = 1e-10  # relative residual of the preconditioned system
-_CG_MAX_ITER = 500
-
-
-# --------------------------------------------------------------------------------------------
-# centre selection
-# --------------------------------------------------------------------------------------------
-
-
-def _draw_centers(X: np.ndarray, n_centers: int, sampler, *, kernel, reg: float, rng,
-                  name: str = "n_centers") -> np.ndarray:
-    """Unique sorted indices of leverage-sampled centres (all rows when n_centers >= n)."""
-    n = X.shape[0]
-    if n_centers >= n:
-        if n_centers > n:
-            warnings.warn(
-                f"{name}={n_centers} is larger than the number of samples n={n}: using n, i.e. "
-                "every point as a centre.",
-                UserWarning,
-                stacklevel=3,
-            )
-        return np.arange(n)
-    seed = int(rng.integers(2**31 - 1))
-    obj = make_sampler(sampler, kernel=kernel, reg=reg, random_state=seed)
-    probabilities = getattr(obj, "probabilities_", None)
-    fitted = (
-        probabilities is not None
-        and np.shape(probabilities) == (n,)
-        and getattr(obj, "n_features_in_", X.shape[1]) == X.shape[1]
-    )
-    if not fitted:
-        if not isinstance(sampler, str):
-            obj = clone(obj)
-        obj.fit(X)
-    indices = np.asarray(obj.sample(n_centers, replace=True, random_state=rng), dtype=np.intp)
-    return np.unique(indices)
-
-
-def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
-                   random_state=None) -> np.ndarray:
-    r"""Nyström centres drawn by ridge leverage sampling: unique, sorted row indices of X.
-
-    ``n_centers`` indices are drawn with replacement, with probabilities proportional to the
-    rescaled ridge leverage scores :math:`n\,l_i`, :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}`
-    (``reg`` :math:`= \lambda`), and de-duplicated, so fewer than ``n_centers`` may come back.
-    ``n_centers > n`` warns and returns every index.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d)
-        Finite inputs, n >= 2.
-    n_centers : int
-        Number of draws, >= 1.
-    kernel : sklearn kernel
-        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``.
-    reg : float
-        :math:`\lambda > 0`.
-    method : str or LeverageSampler, default="spectral"
-        A name from :data:`spectral_leverage.SAMPLERS` or a sampler object (cloned and fitted on X
-        unless already fitted on n points).
-    random_state : int, numpy Generator or None
-
-    Returns
-    -------
-    ndarray of int
-        Unique indices in increasing order.
-
-    Notes
-    -----
-    The indices can seed the fixed-centre (inducing point) selection of other libraries, e.g.
-    ``X[idx]`` as the initial inducing points of a GPyTorch ``InducingPointKernel`` or
-    ``VariationalStrategy(model, inducing_points=torch.as_tensor(X[idx]), ...)``, or as the centres
-    of a Falkon model via its fixed selector
-    (``falkon.center_selection.FixedSelector(centers=torch.as_tensor(X[idx]))``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.gaussian_process.kernels import Matern
-    >>> X = np.random.default_rng(0).uniform(size=(2000, 2))
-    >>> idx = sample_centers(X, 50, kernel=Matern(0.5, nu=1.5), reg=1e-3, random_state=0)
-    >>> bool(np.all(np.diff(idx) > 0)) and len(idx) <= 50
-    True
-    """
-    X = check_data(X)
-    n_centers = check_samples(n_centers, "n_centers")
-    reg = check_positive(reg, "reg")
-    parse_kernel(kernel).check_n_features(X.shape[1])
-    return _draw_centers(X, n_centers, method, kernel=kernel, reg=reg,
-                         rng=check_random_state(random_state))
-
-
-# --------------------------------------------------------------------------------------------
-# numerical kernels
-# --------------------------------------------------------------------------------------------
-
-
-def _upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
-    """Upper T with TᵀT = K + εI, the jitter ε raised tenfold until the factorisation succeeds."""
-    scale = float(np.mean(np.diag(K))) or 1.0
-    jitter = _JITTER * scale
-    for _ in range(8):
-        try:
-            A = K.copy()
-            A[np.diag_indices_from(A)] += jitter
-            return cholesky(A, lower=False, overwrite_a=True, check_finite=False), jitter
-        except np.linalg.LinAlgError:
-            jitter *= 10.0
-    raise np.linalg.LinAlgError(
-        "Cholesky factorisation of the centres' kernel matrix failed even with jitter "
-        f"{jitter:.1e}; check the kernel and the data."
-    )
-
-
-def _normal_equations(kernel, X: np.ndarray, Y: np.ndarray, centers: np.ndarray, T: np.ndarray,
-                      chunks) -> tuple[np.ndarray, np.ndarray]:
-    """(H, c) = (Σ_b B_bᵀ B_b, Σ_b B_bᵀ y_b) with B_b = K_bJ T⁻¹ over the row blocks ``chunks`` of X;
-    H holds the upper triangle only. Sums of (H, c) over row sets add up (distributed fits)."""
-    m = centers.shape[0]
-    H = np.zeros((m, m), order="F")
-    c = np.zeros((m, Y.shape[1]))
-    for rows in chunks:
-        # Bᵀ = T⁻ᵀ K_bJᵀ, shape (m, b): H += Bᵀ B, c += Bᵀ y_b
-        Bt = solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T", lower=False,
-                              check_finite=False)
-        H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-        c += Bt @ Y[rows]
-    return H, c
-
-
-def _solve_normal_equations(H: np.ndarray, c: np.ndarray, T: np.ndarray, n_reg: float) -> np.ndarray:
-    """α = T⁻¹ (H + nλ I)⁻¹ c, from the upper triangle of H (overwritten)."""
-    H[np.diag_indices(H.shape[0])] += n_reg  # dsyrk filled the upper triangle, all cho_factor reads
-    beta = cho_solve(cho_factor(H, lower=False, overwrite_a=True, check_finite=False), c,
-                     check_finite=False)
-    return solve_triangular(T, beta, lower=False, check_finite=False)
-
-
-def _chunks(n_rows: int, m: int, extra_per_row: float, memory_budget: float) -> list[slice]:
-    return list(row_chunks(n_rows, KERNEL_BYTES_PER_ENTRY * m + extra_per_row, memory_budget))
-
-
-# --------------------------------------------------------------------------------------------
-# the regressor
-# --------------------------------------------------------------------------------------------
+#: what a ``sampler`` parameter takes: a name of :data:`spectral_leverage.SAMPLERS` or a sampler
+SAMPLER = [StrOptions(set(SAMPLERS)), LeverageSampler]
 
 
 class NystromKRR(RegressorMixin, BaseEstimator):
@@ -223,15 +74,16 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     :math:`(K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\alpha = K_{nJ}^\top y`; with every point as a
     centre this is exact KRR, :math:`\hat y = K(K + n\lambda I)^{-1}y`. The centres are drawn with
     replacement with probabilities proportional to ridge leverage scores and de-duplicated
-    (see :mod:`spectral_leverage.krr.nystrom` for the solvers).
+    (the solvers: :mod:`spectral_leverage.krr._solvers`).
 
     Parameters
     ----------
-    kernel : sklearn kernel
-        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``.
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``; None is
+        ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0` (scikit-learn's ``KernelRidge(alpha=n * reg)`` is the exact analogue).
-    n_centers : int
+    n_centers : int, default=100
         Number of leverage-sampled draws (>= 1); duplicates are dropped, so ``len(center_indices_)``
         may be smaller. More than n warns and uses every point.
     sampler : str or LeverageSampler, default="spectral"
@@ -243,7 +95,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         gradient, :math:`O(nm)` per iteration. ``"auto"``: direct for m <= 5000, else cg.
     memory_budget : int, default=256 MiB
         Bytes for the row blocks of :math:`K_{nJ}` (the :math:`m \times m` matrices come on top).
-    random_state : int, numpy Generator or None
+    random_state : int, numpy Generator or None, default=None
         Seeds the centre sampling.
     verbose : bool, default=False
         Progress bars over row blocks and stage timings logged (``logging``, INFO) to this module's
@@ -261,12 +113,15 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     n_iter_ : int
         Conjugate-gradient iterations (0 for the direct solver).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string column names.
 
     Notes
     -----
-    ``fit`` and ``predict`` also take Dask arrays (:mod:`spectral_leverage.distributed`; direct
-    solver, spectral sampler): the centres and coefficients are NumPy arrays, equal to an
-    in-memory fit with the same sampler and seed; ``predict`` returns a lazy Dask array.
+    ``fit`` and ``predict`` run the same lines on Dask arrays (:mod:`spectral_leverage.backends`;
+    direct solver, spectral sampler): the centres and coefficients are NumPy arrays, equal to an
+    in-memory fit with the same sampler and seed (the coefficients to rounding: the per-block
+    normal equations are summed in another order); ``predict`` returns a lazy Dask array.
 
     Examples
     --------
@@ -282,8 +137,19 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, kernel, reg: float, n_centers: int, *, sampler="spectral",
-                 solver: str = "auto", memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "n_centers": POSITIVE_INT,
+        "sampler": SAMPLER,
+        "solver": [StrOptions({"auto", "direct", "cg"})],
+        "memory_budget": MEMORY_BUDGET,
+        "random_state": RANDOM_STATE,
+        "verbose": ["boolean"],
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, n_centers: int = 100, *,
+                 sampler="spectral", solver: str = "auto", memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  random_state=None, verbose: bool = False):
         self.kernel = kernel
         self.reg = reg
@@ -306,55 +172,57 @@ class NystromKRR(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like of shape (n, d)
+        X : array_like, Dask array or Dask DataFrame of shape (n, d)
             Finite inputs, n >= 2.
-        y : array_like of shape (n,) or (n, t)
+        y : array_like or Dask array of shape (n,) or (n, t)
             Finite targets.
 
         Returns
         -------
         self
         """
-        if is_dask_collection(X) or is_dask_collection(y):
-            from ..distributed import fit_nystrom
-
-            return fit_nystrom(self, X, y)
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
-                             ensure_min_samples=2)
+        validate_params(self)
+        backend = backend_for(X, y)
+        X, Y, y_ndim = backend.validate_xy(self, X, y)
         n, d = X.shape
-        parse_kernel(self.kernel).check_n_features(d)
+        kernel = resolve_kernel(self.kernel)
+        parse_kernel(kernel).check_n_features(d)
         reg = check_positive(self.reg, "reg")
-        n_centers = check_samples(self.n_centers, "n_centers")
-        budget = check_positive(self.memory_budget, "memory_budget")
-        if self.solver not in ("auto", "direct", "cg"):
-            raise ValueError(f"solver must be 'auto', 'direct' or 'cg', got {self.solver!r}.")
-        rng = check_random_state(self.random_state)
+        verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
 
         start = time.perf_counter()
-        idx = _draw_centers(X, n_centers, self.sampler, kernel=self.kernel, reg=reg, rng=rng)
-        centers = X[idx]
+        idx = draw_centers(X, self.n_centers, self.sampler, kernel=kernel, reg=reg,
+                           rng=check_random_state(self.random_state))
+        (centers,) = backend.compute(X[idx])
         m = idx.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,
                   self.sampler if isinstance(self.sampler, str) else type(self.sampler).__name__,
-                  m, min(n_centers, n))
+                  m, min(self.n_centers, n))
 
         start = time.perf_counter()
-        T, jitter = _upper_cholesky(self.kernel(centers))
+        T, jitter = upper_cholesky(kernel(centers))
         self._log("Cholesky of K_JJ (m=%d, jitter %.1e)", start, m, jitter)
 
-        Y = y.reshape(n, -1)
         solver = self.solver
         if solver == "auto":
             solver = "direct" if m <= DIRECT_MAX_CENTERS else "cg"
-        chunks = _chunks(n, m, 8.0 * (d + Y.shape[1] + m), budget)
+        start = time.perf_counter()
         if solver == "direct":
-            coef, n_iter = self._solve_direct(X, Y, centers, T, reg, chunks), 0
+            H, c = backend.sum_blocks(normal_equations, X, Y,
+                                      args=(backend.share((kernel, centers, T)), self.memory_budget,
+                                            verbose))
+            coef, n_iter = solve_normal_equations(H, c, T, n * reg), 0
         else:
-            coef, n_iter = self._solve_cg(X, Y, centers, T, reg, chunks, budget)
+            backend.require_in_memory(
+                f"solver={self.solver!r} with {m} centres (conjugate gradient, one pass over the "
+                f"data per iteration)", "pass solver='direct' (O(m^3) on the client) or fewer "
+                "n_centers")
+            coef, n_iter = solve_cg(X, Y, (kernel, centers, T), reg, self.memory_budget, verbose)
+        self._log("%s solve", start, solver)
 
         self.center_indices_ = idx
         self.centers_ = centers
-        self.coef_ = coef.ravel() if y.ndim == 1 else coef
+        self.coef_ = coef.ravel() if y_ndim == 1 else coef
         self.solver_ = solver
         self.n_iter_ = n_iter
         return self
@@ -363,115 +231,28 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         if self.verbose:
             logger.info("NystromKRR: " + message + " in %.3fs", *args, time.perf_counter() - start)
 
-    def _solve_direct(self, X, Y, centers, T, reg, chunks) -> np.ndarray:
-        start = time.perf_counter()
-        H, c = _normal_equations(self.kernel, X, Y, centers, T,
-                                 tqdm(chunks, disable=not self.verbose, desc="NystromKRR fit", unit="block"))
-        self._log("accumulating T⁻ᵀK_nJᵀK_nJT⁻¹ over %d row blocks", start, len(chunks))
-        start = time.perf_counter()
-        coef = _solve_normal_equations(H, c, T, X.shape[0] * reg)
-        self._log("direct solve", start)
-        return coef
-
-    def _solve_cg(self, X, Y, centers, T, reg, chunks, budget) -> tuple[np.ndarray, int]:
-        n, m = X.shape[0], centers.shape[0]
-        start = time.perf_counter()
-        # FALKON preconditioner: AᵀA = T Tᵀ / m + λ I
-        A = cholesky(T @ T.T / m + reg * np.eye(m), lower=False, check_finite=False)
-        cache = [] if n * m * 8.0 <= budget else None
-
-        def blocks():
-            if cache is not None and len(cache) == len(chunks):
-                yield from zip(chunks, cache, strict=True)
-                return
-            for rows in chunks:
-                K = kernel_block(self.kernel, X[rows], centers)
-                if cache is not None:
-                    cache.append(K)
-                yield rows, K
-
-        def apply_A_T(V):  # T⁻¹ A⁻¹ V
-            return solve_triangular(T, solve_triangular(A, V, check_finite=False),
-                                    check_finite=False)
-
-        def apply_At_Tt(V):  # A⁻ᵀ T⁻ᵀ V
-            return solve_triangular(A, solve_triangular(T, V, trans="T", check_finite=False),
-                                    trans="T", check_finite=False)
-
-        rhs = np.zeros((m, Y.shape[1]))
-        for rows, K in blocks():
-            rhs += K.T @ Y[rows]
-        rhs = apply_At_Tt(rhs) / n
-
-        def matvec(B):
-            V = solve_triangular(A, B, check_finite=False)
-            U = solve_triangular(T, V, check_finite=False)
-            W = np.zeros_like(U)
-            for _rows, K in blocks():
-                W += K.T @ (K @ U)
-            W = solve_triangular(T, W, trans="T", check_finite=False) / n + reg * V
-            return solve_triangular(A, W, trans="T", check_finite=False)
-
-        beta = np.zeros_like(rhs)
-        r = rhs.copy()
-        p = r.copy()
-        rs = np.einsum("ij,ij->j", r, r)
-        target = (_CG_TOL**2) * np.maximum(np.einsum("ij,ij->j", rhs, rhs), np.finfo(float).tiny)
-        n_iter = 0
-        progress = tqdm(total=_CG_MAX_ITER, disable=not self.verbose, desc="NystromKRR cg",
-                        unit="iter")
-        while n_iter < _CG_MAX_ITER and np.any(rs > target):
-            active = rs > target
-            Ap = matvec(p)
-            pAp = np.einsum("ij,ij->j", p, Ap)
-            step = np.where(active, rs / np.where(pAp > 0, pAp, 1.0), 0.0)
-            beta += step * p
-            r -= step * Ap
-            rs_new = np.einsum("ij,ij->j", r, r)
-            p = r + np.where(active, rs_new / np.where(rs > 0, rs, 1.0), 0.0) * p
-            rs = rs_new
-            n_iter += 1
-            progress.update(1)
-        progress.close()
-        if np.any(rs > target):
-            warnings.warn(
-                f"NystromKRR: conjugate gradient did not reach relative residual {_CG_TOL:g} in "
-                f"{_CG_MAX_ITER} iterations (reached {np.sqrt(np.max(rs / target)) * _CG_TOL:.1e}).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        coef = apply_A_T(beta)
-        self._log("preconditioned conjugate gradient, %d iterations", start, n_iter)
-        return coef, n_iter
-
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X):
         """Predictions :math:`K(X, \\text{centers\\_})\\,\\alpha`, computed in row blocks.
 
         Parameters
         ----------
-        X : array_like of shape (n_new, d)
+        X : array_like or Dask array of shape (n_new, d)
 
         Returns
         -------
-        ndarray of shape (n_new,) or (n_new, t)
+        ndarray of shape (n_new,) or (n_new, t); a lazy Dask array with X's row chunks for Dask X
         """
         check_is_fitted(self, "coef_")
-        if is_dask_collection(X):
-            from ..distributed import predict_nystrom
-
-            return predict_nystrom(self, X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        backend = backend_for(X)
+        X = backend.validate(self, X, reset=False, min_samples=1)
+        coef = self.coef_
         start = time.perf_counter()
-        out = kernel_product(self.kernel, X, self.centers_, self.coef_,
-                             memory_budget=check_positive(self.memory_budget, "memory_budget"),
-                             verbose=self.verbose, desc="NystromKRR predict")
+        out = backend.map_rows(predict_block, X,
+                               backend.share((resolve_kernel(self.kernel), self.centers_, coef)),
+                               self.memory_budget, self.verbose and backend.in_memory,
+                               columns=None if coef.ndim == 1 else coef.shape[1])
         self._log("predict (%d rows)", start, X.shape[0])
         return out
-
-
-# --------------------------------------------------------------------------------------------
-# the transformer
-# --------------------------------------------------------------------------------------------
 
 
 class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -488,15 +269,16 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     Parameters
     ----------
-    kernel : sklearn kernel
-        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``.
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``; None is
+        ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0` of the leverage scores.
-    n_components : int
+    n_components : int, default=100
         Number of draws (>= 1); more than n warns and uses every point.
     sampler : str or LeverageSampler, default="spectral"
         As in :class:`NystromKRR`.
-    random_state : int, numpy Generator or None
+    random_state : int, numpy Generator or None, default=None
 
     Attributes
     ----------
@@ -521,8 +303,16 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     True
     """
 
-    def __init__(self, kernel, reg: float, n_components: int, *, sampler="spectral",
-                 random_state=None):
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "n_components": POSITIVE_INT,
+        "sampler": SAMPLER,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, n_components: int = 100, *,
+                 sampler="spectral", random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.n_components = n_components
@@ -542,14 +332,15 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         -------
         self
         """
+        validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        parse_kernel(self.kernel).check_n_features(X.shape[1])
+        kernel = resolve_kernel(self.kernel)
+        parse_kernel(kernel).check_n_features(X.shape[1])
         reg = check_positive(self.reg, "reg")
-        n_components = check_samples(self.n_components, "n_components")
-        idx = _draw_centers(X, n_components, self.sampler, kernel=self.kernel, reg=reg,
-                            rng=check_random_state(self.random_state), name="n_components")
+        idx = draw_centers(X, self.n_components, self.sampler, kernel=kernel, reg=reg,
+                           rng=check_random_state(self.random_state), name="n_components")
         components = X[idx]
-        U, S, Vt = svd(self.kernel(components), check_finite=False)
+        U, S, Vt = svd(kernel(components), check_finite=False)
         S = np.maximum(S, 1e-12)
         self.normalization_ = (U / np.sqrt(S)) @ Vt
         self.components_ = components
@@ -570,6 +361,6 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         check_is_fitted(self, "normalization_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return kernel_product(self.kernel, X, self.components_, self.normalization_.T,
+        return kernel_product(resolve_kernel(self.kernel), X, self.components_, self.normalization_.T,
                               memory_budget=DEFAULT_MEMORY_BUDGET)
 

@@ -24,148 +24,96 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, column_summary
-from .._validation import check_data, check_fitted_data, check_positive, is_dask_collection
+from .._blocks import DEFAULT_MEMORY_BUDGET
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    MEMORY_BUDGET,
+    POSITIVE,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    validate_params,
+)
+from ..backends import backend_for
 from ..base import LeverageSampler
-from ..density import BinnedDensity, KNNDensity, TreeDensity, check_bandwidth
-from ..density.intrinsic import intrinsic_dimension
-from ..kernels import parse_kernel
-from .boundary import boundary_density
-from .quadrature import check_integral, sa_scores
+from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, intrinsic_dimension
+from ..kernels import parse_kernel, resolve_kernel
+from ._ambient import (
+    AmbientDensity,
+    ambient_block,
+    bin_block,
+    capped_scores,
+    knn_density_block,
+    knn_radius_block,
+)
+from .quadrature import INTEGRALS, _GridInterpolant, check_integral, sa_integral, sa_scores
 
 __all__ = ["SpectralLeverage"]
 
 logger = logging.getLogger(__name__)
 
 
-#: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
-TINY_DENSITY = float(np.finfo(float).tiny)
-
-
-@dataclass(frozen=True, eq=False)
-class _AmbientDensity:
-    """A fitted ambient KDE as the scores see it; small and picklable (the Dask path ships it to
-    the workers). Called on rows of the active features (units of X), it returns the KDE per unit
-    length-scale volume and the density the scores are taken of: the half-space model's
-    :func:`~spectral_leverage.spectral.boundary.boundary_density` when ``boundary`` holds its
-    (unit kernel, reg, d), else the KDE itself."""
-
-    model: BinnedDensity | TreeDensity
-    length: np.ndarray
-    boundary: tuple | None
-
-    #: bandwidths within this factor of proportional to the length scales count as proportional
-    ISOTROPY = 1.1
-
-    @property
-    def _scales(self) -> tuple:
-        """Coordinates of the slopes read: whitened, and the kernel's unit-length ones when the
-        bandwidths are not proportional to the length scales (within ``ISOTROPY``)."""
-        ratio = self.model.bandwidth_ / self.length
-        return (None,) if ratio.max() <= self.ISOTROPY * ratio.min() else (None, self.length)
-
-    def prepare(self) -> _AmbientDensity:
-        """Compute the binned KDE's slope grids now (before the object is shipped); returns self."""
-        if self.boundary is not None and isinstance(self.model, BinnedDensity):
-            self.model.slope_grids(self._scales, curvature=True)
-        return self
-
-    def __call__(self, active: np.ndarray, n_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(KDE per unit volume, density for the scores) at validated rows ``active``, part of a
-        batch of ``n_batch`` rows (default: these rows; the tree KDE's choice of evaluation)."""
-        volume, corrected = np.prod(self.length), self.boundary is not None
-        if isinstance(self.model, TreeDensity):
-            n_batch = active.shape[0] if n_batch is None else n_batch
-            log_p, values = (self.model._log_density_and_slopes(active, n_batch, self._scales, True)
-                             if corrected else (self.model._log_density(active, n_batch), []))
-            # far from all data the density underflows to 0; h's limit there is k(0)/λ, which the
-            # smallest normal float gives (the scores are capped at the isolated point's bound)
-            p_unit = np.maximum(np.exp(log_p + np.log(volume)), TINY_DENSITY)
-        elif corrected:
-            p_unit, values = self.model.density_and_slopes(active, self._scales, curvature=True)
-            p_unit *= volume
-        else:
-            p_unit, values = self.model.density(active) * volume, []
-        if not corrected:
-            return p_unit, p_unit
-        *slopes, curvature = values
-        # the bandwidth in unit-length coordinates: their geometric mean if they are about equal,
-        # else the one along the log-gradient: a depth of u bandwidths there is
-        # u ‖∇_w log p‖ / ‖∇_z log p‖ unit lengths (w = x / b, z = x / ℓ)
-        bandwidth = float(np.exp(np.mean(np.log(self.model.bandwidth_ / self.length))))
-        if len(slopes) == 2:
-            flat = np.full(p_unit.shape, bandwidth)
-            bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
-        return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, bandwidth, curvature)
-
-
 class SpectralLeverage(LeverageSampler):
     r"""Approximate ridge leverage scores from the input density (Chen & Yang, 2021).
 
-    Cost: a binned KDE of all points in low dimension (:math:`O(n)`), else a KDE at up to
-    ``max_tree_size`` anchors and one 8-nearest-neighbour query per point (ambient path), or one
-    50-nearest-neighbour query per point (intrinsic path); then 32–64 univariate integrals per decade:
-    :math:`O(n \log n)` time at most and :math:`O(n)` memory.
+    The scores are :math:`h(\hat p(x_i))` (module docstring), with :math:`\hat p` a density
+    estimate of the inputs in the kernel's unit-length coordinates, capped at the isolated point's
+    bound. Cost: a binned KDE of every point in low dimension (:math:`O(n)`), else a KDE at up to
+    ``max_tree_size`` anchors interpolated to the other points, or a k-NN density in an estimated
+    intrinsic dimension; then a few hundred univariate integrals: :math:`O(n \log n)` time at most
+    and :math:`O(n)` memory.
 
     Parameters
     ----------
-    kernel : sklearn kernel
-        ``Matern(length_scale, nu)`` or ``RBF(length_scale)``, optionally times ``ConstantKernel``.
-        Anisotropic length scales are supported.
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        ``Matern(length_scale, nu)`` or ``RBF(length_scale)``, optionally times ``ConstantKernel``;
+        anisotropic length scales are supported. None is ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0`; the scores approximate :math:`n\,[K(K + n\lambda I)^{-1}]_{ii}`.
-    bandwidth : str or float, default="scott"
-        Bandwidth of the kernel density estimate: "scott" or "silverman" (rules on standardised
-        data), or a float in X's units.
+    bandwidth : {"scott", "silverman"} or float, default="scott"
+        Bandwidth of the kernel density estimate: a rule on standardised data, or a float in X's
+        units.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
-        How to evaluate :math:`h(p)` (see :mod:`spectral_leverage.spectral.quadrature`).
+        How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
+        Gaussian kernel's closed form).
     intrinsic_dim : "auto", float or None, default="auto"
-        Dimension :math:`d'` used in the density's volume term and in the polar integral.
-        None: the ambient d (the paper's method, Gaussian KDE). A float in [1, d]: that
-        :math:`d'` with a k-NN density (:class:`~spectral_leverage.density.KNNDensity`).
-        "auto": estimate :math:`d'` (:func:`~spectral_leverage.density.intrinsic.intrinsic_dimension`, in
-        the kernel's coordinates ``X / length_scale``); if it is below 90 % of d the data lie near
-        a lower-dimensional set and the k-NN path with :math:`d'` is used, otherwise the ambient
-        KDE. On real data this is what holds the scores' slope and absolute scale (CASP, 8
-        features, :math:`d' \approx 3.9`: R-ACC 5th/95th 0.80/1.18 against 0.67/1.76 ambient); on
-        full-dimensional data it changes nothing. The MLE reads low near the boundary of
-        full-dimensional bounded data in d >= 5 (uniform 5-D cube: 4.4 at n = 4000), where the
-        k-NN path is then taken.
+        Dimension :math:`d'` of the density's volume term and of the polar integral. None: the
+        ambient d with a Gaussian KDE (the paper's method). A float in [1, d]: that :math:`d'`
+        with a k-NN density. "auto": estimate :math:`d'`
+        (:func:`~spectral_leverage.density.intrinsic_dimension`, in the kernel's coordinates);
+        below 90 % of d the data lie near a lower-dimensional set and the k-NN density in
+        :math:`d'` is used, otherwise the ambient KDE.
     density : None, array_like of shape (n,) or callable, default=None
-        Known input density instead of the KDE: an array of densities at the training points, or
-        a callable ``density(X) -> (n,)`` (needed for :meth:`score_samples`). Densities are with
-        respect to Lebesgue measure in the units of X.
+        A known input density instead of the estimate: the densities at the training points, or a
+        callable ``density(X) -> (n,)`` (needed for :meth:`score_samples`), with respect to
+        Lebesgue measure in X's units. In-memory data only.
     kde : {"auto", "binned", "tree"}, default="auto"
-        Gaussian KDE of the ambient path: "binned" bins all n points on a grid
-        (:class:`~spectral_leverage.density.BinnedDensity`, linear time, low dimension); "tree"
-        evaluates it at up to ``max_tree_size`` anchors with a KD-tree and interpolates
-        (:class:`~spectral_leverage.density.TreeDensity`); "auto" bins when the grid fits in
-        ``memory_budget`` (typically d <= 3), else uses the tree.
+        Gaussian KDE of the ambient path: "binned" bins every point on a grid
+        (:class:`~spectral_leverage.density.BinnedDensity`); "tree" evaluates it exactly at up to
+        ``max_tree_size`` anchors and interpolates (:class:`~spectral_leverage.density.TreeDensity`);
+        "auto" bins when the grid fits in ``memory_budget`` (typically d <= 3).
     boundary : bool, default=True
-        Correct the scores near faces of the support, where exact leverage is 2–3× h of the
-        interior density and the KDE's own deficit recovers only part of that (uncorrected scores
-        there are up to 1.4–1.7× low): a half-space model read off the slope of the KDE
-        (:mod:`spectral_leverage.spectral.boundary`). Applies to both ambient KDEs (binned: slopes from
-        the grid; tree: exact at the anchors); the k-NN density and a given density are used as
-        they are.
+        Correct the scores near faces of the support, where exact leverage exceeds h of the
+        interior density, by a half-space model read off the KDE's slope
+        (:mod:`spectral_leverage.spectral.boundary`). Applies to both ambient KDEs.
     n_neighbors : int, default=50
         Neighbours of the k-NN density (intrinsic path).
     max_tree_size : int or None, default=16384
-        KD-tree size of the tree KDE and the k-NN density: for larger n the density is evaluated at
-        a random subsample of this size and interpolated to the other points (tree KDE) or
-        measured against it (k-NN); None uses every point (the tree KDE then costs :math:`O(n^2)`:
-        for small n only).
+        Size of the anchor subsample of the tree KDE and the k-NN density (and of the intrinsic-
+        dimension estimate); None uses every point (the tree KDE then costs :math:`O(n^2)`).
     memory_budget : int, default=256 MiB
         Bytes of temporaries per chunk.
-    random_state : int, numpy Generator or None
-        Seeds the tree subsample and, by default, :meth:`sample`.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the anchor subsample and, by default, :meth:`sample`.
     verbose : bool, default=False
-        Progress bar and per-stage timings (logged at INFO level).
+        Progress bars and per-stage timings (logged at INFO level).
 
     Attributes
     ----------
@@ -175,19 +123,22 @@ class SpectralLeverage(LeverageSampler):
         Input density at the training points (of the non-constant features; with respect to
         :math:`d'`-dimensional volume on the intrinsic path).
     intrinsic_dim_ : float
-        The dimension :math:`d'` used (the ambient d when ``intrinsic_dim`` is None or "auto" finds
-        the data full-dimensional).
+        The dimension :math:`d'` used.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string column names.
 
     Notes
     -----
-    Constant features do not change the kernel matrix, so they are dropped before the density is
-    estimated; if all features are constant, every point is the same and the exact scores
-    :math:`n\,l_i = k(0)/(k(0) + \lambda)` are returned.
+    Constant features do not change the kernel matrix and are dropped; if every feature is
+    constant, every point is the same and the exact scores :math:`n\,l_i = k(0)/(k(0) + \lambda)`
+    are returned.
 
-    ``fit`` also takes a Dask array or DataFrame (:mod:`spectral_leverage.distributed`): then
-    ``scores_``, ``leverage_``, ``probabilities_`` and ``density_`` are lazy Dask arrays,
-    ``effective_dimension_`` a float, and the results equal the in-memory fit with ``kde="tree"``.
+    ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`):
+    ``scores_``, ``leverage_``, ``probabilities_`` and ``density_`` are then lazy Dask arrays with
+    X's row chunks and ``effective_dimension_`` a float; the results equal the in-memory fit.
+    Not available on Dask input: ``density``, ``max_tree_size=None``, ``sample(replace=False)``
+    and :meth:`score_samples`.
 
     References
     ----------
@@ -205,11 +156,26 @@ class SpectralLeverage(LeverageSampler):
     >>> centres = sl.sample(100, random_state=0)
     """
 
-    def __init__(self, kernel, reg: float, *, bandwidth="scott", integral: str = "quadrature",
-                 intrinsic_dim="auto", density=None, kde: str = "auto", boundary: bool = True,
-                 n_neighbors: int = 50,
-                 max_tree_size: int | None = 2**14, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                 random_state=None, verbose: bool = False):
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
+        "integral": [StrOptions(set(INTEGRALS))],
+        "intrinsic_dim": [StrOptions({"auto"}), Interval(Real, 1, None, closed="left"), None],
+        "density": [Interval(Real, 0, None, closed="neither"), "array-like", callable, None],
+        "kde": [StrOptions({"auto", "binned", "tree"})],
+        "boundary": ["boolean"],
+        "n_neighbors": POSITIVE_INT,
+        "max_tree_size": [Interval(Integral, 1, None, closed="left"), None],
+        "memory_budget": MEMORY_BUDGET,
+        "random_state": RANDOM_STATE,
+        "verbose": ["boolean"],
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, bandwidth="scott",
+                 integral: str = "quadrature", intrinsic_dim="auto", density=None, kde: str = "auto",
+                 boundary: bool = True, n_neighbors: int = 50, max_tree_size: int | None = 2**14,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.kernel = kernel
         self.reg = reg
         self.bandwidth = bandwidth
@@ -229,63 +195,85 @@ class SpectralLeverage(LeverageSampler):
 
         Parameters
         ----------
-        X : array_like of shape (n, d), n >= 2, finite.
+        X : array_like, Dask array or Dask DataFrame of shape (n, d), n >= 2, finite
         y : ignored
 
         Returns
         -------
         self
         """
-        if is_dask_collection(X):
-            from ..distributed import fit_leverage
-
-            return fit_leverage(self, X)
-        X = check_data(X)
+        validate_params(self)
+        backend = backend_for(X)
+        X = backend.validate(self, X)
         n, d = X.shape
         spec, reg = self._setup(d)
+        if self.density is not None:
+            backend.require_in_memory("density", "the density is estimated from the data; a known "
+                                      "density can be passed for in-memory data")
+        if self.max_tree_size is None:
+            backend.require_in_memory("max_tree_size=None", "it evaluates the KDE at every point; "
+                                      "give an int (default 16384)")
         self._model = self._ambient = None
         start = time.perf_counter()
-        low, high, std = column_summary(X)
+        # the anchor subsample: the rows the tree KDE, the k-NN density and the intrinsic
+        # dimension are fitted on, gathered in the same pass as the columns' statistics
+        anchors = _anchor_indices(n, self.max_tree_size, self.random_state)
+        low, high, std, rows = backend.summarise(X, anchors)
         if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
             self.intrinsic_dim_ = 0.0
-            self.density_ = np.full(n, np.inf)
-            self._set_scores(np.full(n, spec.amplitude / (spec.amplitude + reg)))
+            self.density_ = backend.full(X, np.inf)
+            self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
             return self
+        active = self._active
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
-        Z = self._unit(X) if self.density is None and self.intrinsic_dim is not None else None
+        Z = self._unit(rows) if self.density is None and self.intrinsic_dim is not None else None
         self.intrinsic_dim_, on_manifold = self._choose_dimension(Z)
         if self.density is not None:
             p_unit = p_score = self._given_density(X) * self._mean_length**self.intrinsic_dim_
         elif on_manifold:
-            self._model = self._density_model(on_manifold).fit(Z)
-            p_unit = p_score = self._model.density(Z, training=True)
+            self._model = self._density_model(True).fit(Z)
+            training = anchors is None  # the tree holds every row: each finds itself
+            shared = backend.share(self._model)
+            radius = backend.persist(backend.map_rows(knn_radius_block, X, shared, active,
+                                                      self._length, training))
+            (floor,) = backend.compute(np.where(radius > 0, radius, np.inf).min())
+            p_unit = p_score = backend.map_rows(knn_density_block, radius, shared,
+                                                float(floor) if np.isfinite(floor) else None, training)
         else:
-            active = X[:, self._active]
-            self._model = self._ambient_kde(active, *(a[self._active] for a in (low, high, std)))
-            self._ambient = self._ambient_for(self._model)
-            p_unit, p_score = self._ambient(active)
+            self._model = self._binned_layout(n, std[active], low[active], high[active])
+            if self._model is not None:
+                (counts,) = backend.sum_blocks(bin_block, X, args=(backend.share(self._model), active))
+                self._model.smooth(counts, n)
+            else:
+                # C order: the anchors' standard deviations (bandwidths) depend on summation order
+                self._model = self._density_model(False).fit(np.ascontiguousarray(rows[:, active]))
+                if n > self._model.n_tree_:  # interpolated: the anchors' densities made once
+                    self._model._prepare_interpolation()
+            self._ambient = self._ambient_for(self._model).prepare()
+            shared = backend.share(self._ambient)
+            if self._ambient.boundary is None:
+                p_unit = p_score = backend.persist(backend.map_rows(ambient_block, X, shared, active, n))
+            else:
+                both = backend.persist(backend.map_rows(ambient_block, X, shared, active, n, columns=2))
+                p_unit, p_score = both[:, 0], both[:, 1]
         t_density = time.perf_counter() - start
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
-        self._set_scores(self._scores_from_density(p_score, n))
+        p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
+        h = _score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
+        self._set_scores(backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n)))
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
 
     def _setup(self, d: int) -> tuple:
-        """Check the parameters for d features; set ``n_features_in_``; return (parsed kernel, reg)."""
-        spec = parse_kernel(self.kernel)
+        """Check what the constraints cannot (the kernel's family and dimension, the integral for
+        it); return (parsed kernel, reg)."""
+        spec = parse_kernel(resolve_kernel(self.kernel))
         spec.check_n_features(d)
-        reg = check_positive(self.reg, "reg")
         check_integral(self.integral, spec)
-        check_bandwidth(self.bandwidth)
-        if self.kde not in ("auto", "binned", "tree"):
-            raise ValueError(f"kde must be 'auto', 'binned' or 'tree', got {self.kde!r}.")
-        if not isinstance(self.boundary, bool | np.bool_):
-            raise TypeError(f"boundary must be True or False, got {self.boundary!r}.")
-        self.n_features_in_ = d
-        self._spec, self._reg = spec, reg
-        return spec, reg
+        self._spec, self._reg = spec, float(self.reg)
+        return spec, self._reg
 
     def _set_active(self, ptp: np.ndarray) -> bool:
         """Keep the features of positive range ``ptp`` and their length scales; False if none."""
@@ -307,16 +295,6 @@ class SpectralLeverage(LeverageSampler):
             self.bandwidth, max_samples=self.max_tree_size,
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
-
-    def _ambient_kde(self, X: np.ndarray, low: np.ndarray, high: np.ndarray,
-                     std: np.ndarray) -> BinnedDensity | TreeDensity:
-        """The fitted Gaussian KDE of the ambient path, given the columns' minima, maxima and standard
-        deviations: binned when ``kde="binned"``, or "auto" and the grid fits in ``memory_budget``
-        (low dimension), else the tree KDE."""
-        binned = self._binned_layout(X.shape[0], std, low, high)
-        if binned is None:
-            return self._density_model(False).fit(X)
-        return binned.smooth(binned.bin_counts(X), X.shape[0])
 
     def _binned_layout(self, n: int, std, low, high) -> BinnedDensity | None:
         """The binned KDE with its grid laid out for the active features' statistics, or None when
@@ -341,16 +319,14 @@ class SpectralLeverage(LeverageSampler):
         choice = self.intrinsic_dim
         if choice is None:
             return float(d), False
-        if isinstance(choice, str):
-            if choice != "auto":
-                raise ValueError(f"intrinsic_dim must be 'auto', a number or None, got {choice!r}.")
+        if choice == "auto":
             if self.density is not None:
                 return float(d), False  # a given density is taken as a density on R^d
             estimate = intrinsic_dimension(Z, max_samples=self.max_tree_size,
                                            random_state=self.random_state)
             return (estimate, True) if estimate < 0.9 * d else (float(d), False)
-        value = check_positive(choice, "intrinsic_dim")
-        if not 1 <= value <= d:
+        value = float(choice)
+        if value > d:
             raise ValueError(
                 f"intrinsic_dim must be between 1 and the number of non-constant features ({d}), "
                 f"got {choice!r}."
@@ -368,7 +344,10 @@ class SpectralLeverage(LeverageSampler):
         -------
         ndarray of shape (m,)
         """
-        X = check_fitted_data(self, X, fitted_attribute="scores_")
+        check_is_fitted(self, "scores_")
+        backend = backend_for(X)
+        backend.require_in_memory("score_samples", "compute the new points into memory first")
+        X = backend.validate(self, X, reset=False, min_samples=1)
         n = self.scores_.shape[0]
         if not self._active.any():
             return np.full(X.shape[0], self.scores_[0])
@@ -385,10 +364,10 @@ class SpectralLeverage(LeverageSampler):
             )
         return self._scores_from_density(p_unit, n)
 
-    def _ambient_for(self, model: BinnedDensity | TreeDensity) -> _AmbientDensity:
+    def _ambient_for(self, model: BinnedDensity | TreeDensity) -> AmbientDensity:
         """The fitted ambient KDE ``model`` as the scores see it (boundary-corrected by default)."""
-        return _AmbientDensity(model, self._length,
-                               (self._spec.unit, self._reg, self.intrinsic_dim_) if self.boundary else None)
+        return AmbientDensity(model, self._length,
+                              (self._spec.unit, self._reg, self.intrinsic_dim_) if self.boundary else None)
 
     def _given_density(self, X: np.ndarray) -> np.ndarray:
         density = self.density(X) if callable(self.density) else self.density
@@ -413,3 +392,14 @@ class SpectralLeverage(LeverageSampler):
     def _score_cap(self, n: int) -> float:
         """The exact upper bound of a rescaled ridge leverage score, n k(0) / (k(0) + n λ)."""
         return n * self._spec.amplitude / (self._spec.amplitude + n * self._reg)
+
+
+def _score_function(lo, hi, size, kernel, reg, d, integral):  # TEMPORARY until quadrature has it
+    import functools
+    if size <= 64 or hi <= lo * (1 + 1e-12):
+        return functools.partial(_direct, kernel=kernel, reg=reg, d=d, integral=integral)
+    return _GridInterpolant(lo, hi, kernel, reg, d, integral)
+
+
+def _direct(p, *, kernel, reg, d, integral):
+    return sa_integral(p, kernel, reg, d, integral)

@@ -11,15 +11,10 @@ from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage import NystromKRR, SpectralLeverage
 from spectral_leverage._blocks import N_THREADS, max_threads, on_all_cores
-from spectral_leverage.distributed import (
-    _ambient_density,
-    _block_normal_equations,
-    _capped_scores,
-    _predict_block,
-)
 
 distributed = pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
+dask_backend = pytest.importorskip("spectral_leverage.backends.dask")
 
 N, D, CHUNKS = 200_000, 3, 8
 KERNEL = Matern(length_scale=0.5, nu=1.5)
@@ -183,38 +178,28 @@ def test_nan_targets(fitted, data):
         NystromKRR(KERNEL, REG, 50, sampler=fitted[1], random_state=2).fit(Xd, bad)
 
 
-def _limit_kernel(X, Z):
-    """A kernel whose every entry is the thread limit where it is evaluated."""
-    return np.full((X.shape[0], Z.shape[0]), float(max_threads()))
+def _limit(block, *_):
+    """The thread limit where a block is processed, per row."""
+    return np.full(block.shape[0], float(max_threads()))
 
 
-def _limit_density(rows):
-    return np.full(rows.shape[0], float(max_threads()))
+def _limit_sum(block):
+    return (np.array([float(max_threads())]),)
 
 
-class _LimitAmbient:
-    """A stand-in for the fitted ambient density: the thread limit as both densities."""
-
-    boundary = ("corrected",)
-
-    def __call__(self, rows, n_batch):
-        return (_limit_density(rows),) * 2
-
-
-ONES, ORIGIN = np.ones((3, 1)), np.zeros((1, 1))
-WORKER_TASKS = {  # each returns the thread limit inside the worker function, per row
-    "ambient_density": lambda: _ambient_density(ONES, _LimitAmbient(), [0], len(ONES)),
-    "capped_scores": lambda: _capped_scores(ONES[:, 0], _limit_density, np.inf),
-    "block_normal_equations": lambda: _block_normal_equations(
-        ONES, ONES, (_limit_kernel, ORIGIN, np.eye(1)), 2**20)[1][0] / len(ONES),  # c = Σ_i t·1
-    "predict_block": lambda: _predict_block(ONES, (_limit_kernel, ORIGIN, np.ones(1)), 2**20),
+ONES = da.ones((3000, 2), chunks=(1000, 2))
+BACKEND_TASKS = {  # the thread limit inside each task of a backend operation, per block
+    "map_rows": lambda: dask_backend.map_rows(_limit, ONES, "shared").compute(scheduler="threads"),
+    "map_rows_columns": lambda: dask_backend.map_rows(
+        lambda b: np.column_stack([_limit(b)] * 2), ONES, columns=2).compute(scheduler="threads"),
+    "sum_blocks": lambda: dask_backend.sum_blocks(_limit_sum, ONES)[0] / ONES.numblocks[0],
 }
 
 
-@pytest.mark.parametrize("task", WORKER_TASKS)
-def test_worker_functions_run_single_threaded(task):
+@pytest.mark.parametrize("task", BACKEND_TASKS)
+def test_backend_tasks_run_single_threaded(task):
     assert max_threads() == N_THREADS
-    np.testing.assert_array_equal(WORKER_TASKS[task](), 1.0)
+    np.testing.assert_array_equal(BACKEND_TASKS[task](), 1.0)
     assert max_threads() == N_THREADS
 
 
@@ -235,7 +220,7 @@ def test_dask_tasks_run_under_the_thread_limit(request, scheduler):
 
     p = da.ones(4000, chunks=1000)
     kwargs = dict(new_axis=1, chunks=(p.chunks[0], (2,)), dtype=float)
-    limited, free = da.compute(p.map_blocks(_capped_scores, threads, np.inf, **kwargs),
+    limited, free = da.compute(dask_backend.map_rows(threads, p, columns=2),
                                p.map_blocks(threads, **kwargs), scheduler=scheduler)
     np.testing.assert_array_equal(limited, 1.0)
     # other tasks on the same worker threads, and the caller, keep the full fan-out

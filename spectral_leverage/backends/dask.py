@@ -1,0 +1,228 @@
+"""The Dask backend: every operation of :mod:`spectral_leverage.backends` on Dask arrays.
+
+Blocks are the Dask array's row chunks (one column chunk). With a ``dask.distributed`` client
+active the work runs on its cluster: large shared objects (a fitted density, the centres) are
+scattered to every worker once, per-block results are summed by a tree reduction, and every task
+runs under ``limit_threads(1)``. Dask is an optional dependency
+(``pip install spectral_leverage[dask]``), imported only when a Dask collection arrives.
+
+Per-row results are lazy Dask arrays with X's row chunks. Inputs are checked for NaN and infinity
+inside the tasks that read them, in the same pass, so no pass over the data is spent on checks.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import dask
+import dask.array as da
+import numpy as np
+
+from .._blocks import limit_threads
+from ._inverse_cdf import SEGMENT, locate, segment_totals, split_draws
+
+name = "dask"
+in_memory = False
+
+
+def _finite(block: np.ndarray, name: str) -> np.ndarray:
+    if not np.all(np.isfinite(block)):
+        raise ValueError(f"Input {name} contains NaN or infinity.")
+    return block
+
+
+def as_matrix(X, *, name: str = "X", min_samples: int = 2) -> da.Array:
+    """``X`` as a float64 Dask array of shape (n, d) with known row chunks and one column chunk,
+    checked for NaN and infinity lazily (by whatever computation reads it first).
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame
+        A 2-D numeric array, or a DataFrame whose columns are all numeric (its partition lengths
+        are computed).
+    name : str, default="X"
+        Argument name used in error messages.
+    min_samples : int, default=2
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        For something else, or non-numeric columns.
+    ValueError
+        For a 1-D or 3-D array, unknown row chunk sizes, or fewer than ``min_samples`` rows.
+
+    Examples
+    --------
+    >>> X = as_matrix(da.ones((1000, 3), chunks=(250, 2), dtype="float32"))
+    >>> X.dtype, X.chunks
+    (dtype('float64'), ((250, 250, 250, 250), (3,)))
+    """
+    if hasattr(X, "to_dask_array") and hasattr(X, "columns"):  # a Dask DataFrame
+        bad = [str(col) for col, dtype in X.dtypes.items() if getattr(dtype, "kind", "O") not in "biuf"]
+        if bad:
+            raise TypeError(f"{name} must have numeric columns only; non-numeric: {bad}.")
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{name} must be a Dask array or a Dask DataFrame, got {type(X).__name__}.")
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D, shape (n_samples, n_features); got {X.ndim}-D shape {X.shape}."
+        )
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            f"{name} has unknown chunk sizes along the rows; call {name}.compute_chunk_sizes() "
+            "(or DataFrame.to_dask_array(lengths=True)) first."
+        )
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {X.dtype}.")
+    if X.shape[0] < min_samples or X.shape[1] < 1:
+        raise ValueError(
+            f"{name} has shape {X.shape}: need at least {min_samples} rows and 1 column."
+        )
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    return X.astype(np.float64).map_blocks(_finite, name, dtype=np.float64)
+
+
+def validate(estimator, X, *, reset: bool = True, min_samples: int = 2) -> da.Array:
+    """:func:`as_matrix`, then ``n_features_in_`` set (``reset``) or checked against X."""
+    X = as_matrix(X, min_samples=min_samples)
+    if reset:
+        estimator.n_features_in_ = X.shape[1]
+    elif X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+    return X
+
+
+def validate_xy(estimator, X, y) -> tuple[da.Array, da.Array, int]:
+    """(X, y as a 2-D float64 Dask array with X's row chunks, y's own ndim); y may be in memory."""
+    X = validate(estimator, X)
+    n = X.shape[0]
+    if hasattr(y, "to_dask_array"):  # Dask Series / DataFrame
+        y = y.to_dask_array(lengths=True)
+    if not isinstance(y, da.Array):
+        y = np.asarray(y, dtype=np.float64)
+    if y.ndim not in (1, 2) or y.shape[0] != n:
+        raise ValueError(f"y must have shape (n,) or (n, t) with n={n} rows; got shape {y.shape}.")
+    if isinstance(y, da.Array) and any(np.isnan(c) for c in y.chunks[0]):
+        raise ValueError("y has unknown chunk sizes along the rows; call y.compute_chunk_sizes().")
+    ndim = y.ndim
+    Y = y.reshape(n, -1) if ndim == 1 else y
+    Y = Y.rechunk((X.chunks[0], -1)) if isinstance(Y, da.Array) else da.from_array(
+        Y, chunks=(X.chunks[0], -1))
+    return X, Y.astype(np.float64).map_blocks(_finite, "y", dtype=np.float64), ndim
+
+
+def summarise(X: da.Array, rows: np.ndarray | None) -> tuple:
+    low, high, std, gathered = dask.compute(X.min(axis=0), X.max(axis=0), X.std(axis=0),
+                                            X if rows is None else X[rows])
+    return low, high, std, gathered
+
+
+def share(obj):
+    """``obj`` for use inside a graph: broadcast to every worker of an active distributed client
+    (one copy per worker), otherwise one shared graph key."""
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return dask.delayed(obj, pure=True)
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def _one_thread(task):
+    """``task`` run under ``limit_threads(1)``: Dask runs one task per worker thread already, so a
+    task that fanned out over every core as well would oversubscribe them."""
+    @functools.wraps(task)
+    def run(*args, **kwargs):
+        with limit_threads(1):
+            return task(*args, **kwargs)
+    return run
+
+
+def map_rows(func, A: da.Array, *args, columns: int | None = None) -> da.Array:
+    if columns is None:
+        drop = {"drop_axis": 1} if A.ndim == 2 else {}
+        return A.map_blocks(_one_thread(func), *args, dtype=float, meta=np.empty(0), **drop)
+    extra = {} if A.ndim == 2 else {"new_axis": 1}
+    return A.map_blocks(_one_thread(func), *args, chunks=(A.chunks[0], (columns,)), dtype=float,
+                        meta=np.empty((0, 0)), **extra)
+
+
+def _add(a: tuple, b: tuple) -> tuple:
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+def sum_blocks(func, *arrays: da.Array, args: tuple = ()) -> tuple:
+    """Tree (pairwise) sum over the row blocks of the tuples ``func(*blocks, *args)``."""
+    blocks = zip(*(A.to_delayed().ravel() for A in arrays), strict=True)
+    parts = [dask.delayed(_one_thread(func))(*block, *args) for block in blocks]
+    while len(parts) > 1:
+        parts = [dask.delayed(_add)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return dask.compute(parts[0])[0]
+
+
+def compute(*values) -> tuple:
+    return dask.compute(*values)
+
+
+def persist(A: da.Array) -> da.Array:
+    return A.persist()
+
+
+def full(X: da.Array, value: float) -> da.Array:
+    return da.full(X.shape[0], value, chunks=X.chunks[0])
+
+
+def from_numpy(values: np.ndarray, X: da.Array) -> da.Array:
+    return da.from_array(values, chunks=X.chunks[0])
+
+
+def _aligned_chunks(chunks: tuple) -> tuple:
+    """Row chunks of about the same size as ``chunks``, each a multiple of the sampling segment."""
+    n = int(sum(chunks))
+    size = max(1, round(float(np.median(chunks)) / SEGMENT)) * SEGMENT
+    full_chunks, rest = divmod(n, size)
+    return (size,) * full_chunks + ((rest,) if rest else ())
+
+
+def summarise_scores(scores: da.Array) -> tuple:
+    """One pass: the minimum, maximum and total, and the per-segment totals :func:`draw` needs."""
+    aligned = scores.rechunk((_aligned_chunks(scores.chunks[0]),))
+    segments = tuple(-(-c // SEGMENT) for c in aligned.chunks[0])
+    totals = aligned.map_blocks(segment_totals, chunks=(segments,), dtype=float)
+    low, high, total, totals = dask.compute(scores.min(), scores.max(), scores.sum(), totals)
+    return scores, (float(low), float(high), float(total)), (aligned, np.asarray(totals))
+
+
+def draw(scores: da.Array, state: tuple, u: np.ndarray) -> np.ndarray:
+    """The rows of the uniforms ``u``: segments from the totals, then one task per row chunk
+    holding draws; no n-vector is gathered."""
+    aligned, totals = state
+    segment, residual = split_draws(totals, u)
+    first = np.concatenate([[0], np.cumsum(aligned.chunks[0][:-1])]) // SEGMENT
+    chunk = np.searchsorted(first, segment, side="right") - 1
+    blocks = aligned.to_delayed().ravel()
+    masks, tasks = [], []
+    for b in np.unique(chunk):
+        mask = chunk == b
+        masks.append((mask, int(first[b]) * SEGMENT))
+        tasks.append(dask.delayed(locate)(blocks[b], int(first[b]), segment[mask], residual[mask]))
+    out = np.empty(u.shape[0], dtype=np.intp)
+    for (mask, offset), rows in zip(masks, dask.compute(*tasks), strict=True):
+        out[mask] = rows + offset
+    return out
+
+
+def require_in_memory(what: str, fix: str) -> None:
+    """A ``ValueError``: ``what`` needs the data in memory."""
+    raise ValueError(f"{what} is not available for Dask input: {fix}.")

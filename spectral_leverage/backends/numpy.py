@@ -1,0 +1,76 @@
+"""The in-memory backend: every operation of :mod:`spectral_leverage.backends` on NumPy arrays.
+
+A "block" is the whole array: the functions handed to :func:`map_rows` and :func:`sum_blocks`
+bound their own temporaries by the memory budget and spread over the cores themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from .._blocks import column_summary
+from ._inverse_cdf import locate, segment_totals, split_draws
+
+name = "numpy"
+in_memory = True
+
+
+def validate(estimator, X, *, reset: bool = True, min_samples: int = 2) -> np.ndarray:
+    """X as a finite float64 array of shape (n, d), through scikit-learn's ``validate_data``."""
+    return validate_data(estimator, X, dtype=np.float64, reset=reset,
+                         ensure_min_samples=min_samples)
+
+
+def validate_xy(estimator, X, y) -> tuple[np.ndarray, np.ndarray, int]:
+    """(X, y as a 2-D float64 array, y's own ndim), checked together by ``validate_data``."""
+    X, y = validate_data(estimator, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
+                         ensure_min_samples=2)
+    return X, y.reshape(X.shape[0], -1), y.ndim
+
+
+def summarise(X: np.ndarray, rows: np.ndarray | None) -> tuple:
+    low, high, std = column_summary(X)
+    return low, high, std, X if rows is None else X[rows]
+
+
+def share(obj):
+    return obj
+
+
+def map_rows(func, A: np.ndarray, *args, columns: int | None = None) -> np.ndarray:
+    return func(A, *args)
+
+
+def sum_blocks(func, *arrays: np.ndarray, args: tuple = ()) -> tuple:
+    return func(*arrays, *args)
+
+
+def compute(*values) -> tuple:
+    return values
+
+
+def persist(A: np.ndarray) -> np.ndarray:
+    return A
+
+
+def full(X: np.ndarray, value: float) -> np.ndarray:
+    return np.full(X.shape[0], value)
+
+
+def from_numpy(values: np.ndarray, X: np.ndarray) -> np.ndarray:
+    return values
+
+
+def summarise_scores(scores) -> tuple[np.ndarray, tuple[float, float, float], None]:
+    scores = np.asarray(scores, dtype=float)
+    return scores, (float(scores.min()), float(scores.max()), float(scores.sum())), None
+
+
+def draw(scores: np.ndarray, state: None, u: np.ndarray) -> np.ndarray:
+    segment, residual = split_draws(segment_totals(scores), u)
+    return locate(scores, 0, segment, residual)
+
+
+def require_in_memory(what: str, fix: str) -> None:
+    """Everything is available in memory."""

@@ -1,0 +1,107 @@
+"""The fitted density as the scores see it, and the per-block steps of the scores' fit.
+
+Each function here runs on one row block of X (the whole array in memory, a chunk on Dask) and is
+small and picklable, so that :class:`~spectral_leverage.spectral.SpectralLeverage` runs the same
+fit on every backend (:mod:`spectral_leverage.backends`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..density import BinnedDensity, KNNDensity, TreeDensity
+from .boundary import boundary_density
+
+__all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
+           "knn_density_block", "knn_radius_block"]
+
+#: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
+TINY_DENSITY = float(np.finfo(float).tiny)
+
+
+@dataclass(frozen=True, eq=False)
+class AmbientDensity:
+    """A fitted ambient KDE as the scores see it; small and picklable (the Dask path ships it to
+    the workers). Called on rows of the active features (units of X), it returns the KDE per unit
+    length-scale volume and the density the scores are taken of: the half-space model's
+    :func:`~spectral_leverage.spectral.boundary.boundary_density` when ``boundary`` holds its
+    (unit kernel, reg, d), else the KDE itself."""
+
+    model: BinnedDensity | TreeDensity
+    length: np.ndarray
+    boundary: tuple | None
+
+    #: bandwidths within this factor of proportional to the length scales count as proportional
+    ISOTROPY = 1.1
+
+    @property
+    def _scales(self) -> tuple:
+        """Coordinates of the slopes read: whitened, and the kernel's unit-length ones when the
+        bandwidths are not proportional to the length scales (within ``ISOTROPY``)."""
+        ratio = self.model.bandwidth_ / self.length
+        return (None,) if ratio.max() <= self.ISOTROPY * ratio.min() else (None, self.length)
+
+    def prepare(self) -> AmbientDensity:
+        """Compute the binned KDE's slope grids now (before the object is shipped); returns self."""
+        if self.boundary is not None and isinstance(self.model, BinnedDensity):
+            self.model.slope_grids(self._scales, curvature=True)
+        return self
+
+    def __call__(self, active: np.ndarray, n_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(KDE per unit volume, density for the scores) at validated rows ``active``, part of a
+        batch of ``n_batch`` rows (default: these rows; the tree KDE's choice of evaluation)."""
+        volume, corrected = np.prod(self.length), self.boundary is not None
+        if isinstance(self.model, TreeDensity):
+            n_batch = active.shape[0] if n_batch is None else n_batch
+            log_p, values = (self.model._log_density_and_slopes(active, n_batch, self._scales, True)
+                             if corrected else (self.model._log_density(active, n_batch), []))
+            # far from all data the density underflows to 0; h's limit there is k(0)/λ, which the
+            # smallest normal float gives (the scores are capped at the isolated point's bound)
+            p_unit = np.maximum(np.exp(log_p + np.log(volume)), TINY_DENSITY)
+        elif corrected:
+            p_unit, values = self.model.density_and_slopes(active, self._scales, curvature=True)
+            p_unit *= volume
+        else:
+            p_unit, values = self.model.density(active) * volume, []
+        if not corrected:
+            return p_unit, p_unit
+        *slopes, curvature = values
+        # the bandwidth in unit-length coordinates: their geometric mean if they are about equal,
+        # else the one along the log-gradient: a depth of u bandwidths there is
+        # u ‖∇_w log p‖ / ‖∇_z log p‖ unit lengths (w = x / b, z = x / ℓ)
+        bandwidth = float(np.exp(np.mean(np.log(self.model.bandwidth_ / self.length))))
+        if len(slopes) == 2:
+            flat = np.full(p_unit.shape, bandwidth)
+            bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
+        return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, bandwidth, curvature)
+
+
+def bin_block(block: np.ndarray, model: BinnedDensity, active: np.ndarray) -> tuple[np.ndarray]:
+    """The binned KDE's grid counts of a block's active features (summed over blocks)."""
+    return (model.bin_counts(block[:, active]),)
+
+
+def ambient_block(block: np.ndarray, ambient: AmbientDensity, active: np.ndarray, n: int) -> np.ndarray:
+    """KDE per unit length-scale volume of a block's rows, part of a batch of n rows, and with the
+    boundary correction the density the scores are taken of as a second column."""
+    p_unit, p_score = ambient(block[:, active], n)
+    return p_unit if ambient.boundary is None else np.column_stack([p_unit, p_score])
+
+
+def knn_radius_block(block: np.ndarray, model: KNNDensity, active: np.ndarray, length: np.ndarray,
+                     training: bool) -> np.ndarray:
+    """Distance of each row (in the kernel's unit-length coordinates) to its k-th tree point."""
+    return model._kth_radius(block[:, active] / length, training)
+
+
+def knn_density_block(radius: np.ndarray, model: KNNDensity, floor: float | None,
+                      training: bool) -> np.ndarray:
+    """The k-NN density from the radii, raised to ``floor`` (the smallest positive radius)."""
+    return np.exp(model._log_density_at(radius, floor, training))
+
+
+def capped_scores(p: np.ndarray, h, cap: float) -> np.ndarray:
+    """``h(p)``, capped at the isolated point's bound ``cap``."""
+    return np.minimum(h(p), cap)
