@@ -1,4 +1,5 @@
 import itertools
+import pickle
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ from scipy.integrate import quad
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
 from spectral_leverage.kernels import log_spectral_density, parse_kernel
-from spectral_leverage.spectral.quadrature import sa_integral, sa_scores, sphere_area
+from spectral_leverage.spectral.quadrature import sa_integral, sa_scores, score_function, sphere_area
 
 P = np.logspace(-4, 5, 10)
 REG = 1e-3
@@ -131,3 +132,12 @@ def test_integral_names_checked():
         sa_integral(P, parse_kernel(RBF()), REG, 1, "asymptotic")
     with pytest.raises(ValueError, match="polylog"):
         sa_integral(P, parse_kernel(Matern()), REG, 1, "polylog")
+
+
+@pytest.mark.parametrize("p", [np.geomspace(0.01, 100.0, 40), np.geomspace(0.01, 100.0, 5000),
+                               np.full(500, 3.0)], ids=["few", "grid", "constant"])
+def test_score_function_is_what_sa_scores_evaluates(p):
+    unit = parse_kernel(Matern(1.0, nu=1.5)).unit
+    h = score_function(p.min(), p.max(), p.size, unit, 1e-4, 3)
+    h = pickle.loads(pickle.dumps(h))  # shipped to Dask workers
+    np.testing.assert_array_equal(h(p), sa_scores(p, unit, 1e-4, 3))

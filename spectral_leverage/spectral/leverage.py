@@ -53,7 +53,7 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
-from .quadrature import INTEGRALS, _GridInterpolant, check_integral, sa_integral, sa_scores
+from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["SpectralLeverage"]
 
@@ -260,7 +260,7 @@ class SpectralLeverage(LeverageSampler):
         t_density = time.perf_counter() - start
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
-        h = _score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
+        h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         self._set_scores(backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n)))
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
@@ -393,13 +393,3 @@ class SpectralLeverage(LeverageSampler):
         """The exact upper bound of a rescaled ridge leverage score, n k(0) / (k(0) + n λ)."""
         return n * self._spec.amplitude / (self._spec.amplitude + n * self._reg)
 
-
-def _score_function(lo, hi, size, kernel, reg, d, integral):  # TEMPORARY until quadrature has it
-    import functools
-    if size <= 64 or hi <= lo * (1 + 1e-12):
-        return functools.partial(_direct, kernel=kernel, reg=reg, d=d, integral=integral)
-    return _GridInterpolant(lo, hi, kernel, reg, d, integral)
-
-
-def _direct(p, *, kernel, reg, d, integral):
-    return sa_integral(p, kernel, reg, d, integral)

@@ -38,6 +38,8 @@ Limits: :math:`h \to k(0)/\lambda` as :math:`p \to 0` (:math:`\int s = k(0)`); f
 
 from __future__ import annotations
 
+import functools
+
 import mpmath
 import numpy as np
 from scipy.integrate import quad_vec
@@ -48,7 +50,8 @@ from .._blocks import on_all_cores, row_chunks
 from .._validation import check_positive
 from ..kernels import StationaryKernel, log_spectral_density
 
-__all__ = ["INTEGRALS", "check_unit_kernel", "knee_frequency", "sa_integral", "sa_scores", "sphere_area"]
+__all__ = ["INTEGRALS", "check_unit_kernel", "knee_frequency", "sa_integral", "sa_scores", "score_function",
+           "sphere_area"]
 
 INTEGRALS = ("quadrature", "asymptotic", "polylog")
 
@@ -264,9 +267,28 @@ def sa_scores(p, kernel: StationaryKernel, reg: float, d: float, integral: str =
     rtol = check_positive(rtol, "rtol")
     p, lo, hi = _density_range(p)
     flat = p.ravel()
-    if flat.size <= 64 or hi <= lo * (1 + 1e-12):
-        return sa_integral(flat, kernel, reg, d, integral).reshape(p.shape)
-    return _GridInterpolant(lo, hi, kernel, reg, d, integral, rtol=rtol)(flat).reshape(p.shape)
+    return score_function(lo, hi, flat.size, kernel, reg, d, integral, rtol=rtol)(flat).reshape(p.shape)
+
+
+def score_function(lo: float, hi: float, size: int, kernel: StationaryKernel, reg: float, d: float,
+                   integral: str = "quadrature", *, rtol: float = 1e-6):
+    """The evaluator of :math:`h` that :func:`sa_scores` uses for ``size`` density values in
+    ``[lo, hi]``: direct integration for a few values (at most 64) or a constant density, else the
+    p-grid. Picklable, so a distributed fit builds it once and ships it to the workers.
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> from spectral_leverage.kernels import parse_kernel
+    >>> unit = parse_kernel(RBF(1.0)).unit
+    >>> p = np.geomspace(0.1, 10.0, 500)
+    >>> h = score_function(0.1, 10.0, p.size, unit, reg=1e-3, d=2)
+    >>> bool(np.array_equal(h(p), sa_scores(p, unit, reg=1e-3, d=2)))
+    True
+    """
+    if size <= 64 or hi <= lo * (1 + 1e-12):
+        return functools.partial(sa_integral, kernel=kernel, reg=reg, d=d, integral=integral)
+    return _GridInterpolant(lo, hi, kernel, reg, d, integral, rtol=rtol)
 
 
 class _GridInterpolant:
