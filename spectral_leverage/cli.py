@@ -19,7 +19,6 @@ the input or the options end the command with exit code 2 and a one-line message
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import sys
 import time
@@ -29,62 +28,13 @@ import numpy as np
 from sklearn.gaussian_process.kernels import RBF, Matern
 
 from .datasets import make_bimodal
+from .io import InputError, read_table, write_table
 from .metrics import score_accuracy
 from .samplers import SAMPLERS, make_sampler
 from .samplers.exact import exact_leverage
 from .spectral import SpectralLeverage
 
 __all__ = ["main"]
-
-
-class InputError(ValueError):
-    """A problem with the user's files or options: reported in one line, exit code 2.
-
-    A ``ValueError``, so that it is reported the same way when raised through library code that
-    imports this module while the command runs as ``python -m spectral_leverage.cli``."""
-
-
-def read_table(path: str, *, drop_target: bool = False) -> np.ndarray:
-    """Numeric matrix from a CSV file (header row) or an .npy file; ``InputError`` otherwise."""
-    file = Path(path)
-    if not file.is_file():
-        raise InputError(f"no such file: {path}")
-    if file.suffix == ".npy":
-        try:
-            X = np.load(file, allow_pickle=False)
-        except ValueError as err:
-            raise InputError(f"{path} is not a readable .npy array ({err})") from err
-        if X.ndim != 2 or not np.issubdtype(X.dtype, np.number):
-            raise InputError(f"{path} must hold a 2-D numeric array, got shape {X.shape}, dtype {X.dtype}")
-        X = X.astype(float)
-        header = [f"column {j + 1}" for j in range(X.shape[1])]
-    else:
-        with file.open(newline="") as handle:
-            rows = list(csv.reader(handle))
-        if len(rows) < 2:
-            raise InputError(f"{path} needs a header row and at least one data row")
-        header, body = rows[0], rows[1:]
-        X = np.empty((len(body), len(header)))
-        for i, row in enumerate(body, start=2):
-            if len(row) != len(header):
-                raise InputError(f"{path}, line {i}: {len(row)} fields, the header has {len(header)}")
-            for j, field in enumerate(row):
-                try:
-                    X[i - 2, j] = float(field)
-                except ValueError:
-                    raise InputError(
-                        f"{path}, line {i}, column '{header[j]}': {field!r} is not a number"
-                    ) from None
-    if drop_target:
-        if X.shape[1] < 2:
-            raise InputError(f"{path}: --drop-target needs at least two columns")
-        X, header = X[:, :-1], header[:-1]
-    bad = ~np.isfinite(X)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise InputError(f"{path}: row {i + 1}, column '{header[j]}' is {X[i, j]} (NaN or infinite values "
-                         "are not allowed; remove or impute them)")
-    return X
 
 
 def _kernel(args: argparse.Namespace):
@@ -121,20 +71,10 @@ def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
     return sampler
 
 
-def _write(out: str, array: np.ndarray, header: list[str], fmt: str) -> None:
-    path = Path(out)
-    if not path.parent.is_dir():
-        raise InputError(f"cannot write {out}: no such directory {path.parent}")
-    if path.suffix == ".npy":
-        np.save(path, array)
-    else:
-        np.savetxt(path, array, delimiter=",", header=",".join(header), comments="", fmt=fmt)
-
-
 def _scores(args: argparse.Namespace) -> int:
     sampler = _fitted_sampler(args, _load(args))
     table = np.column_stack([sampler.scores_, sampler.leverage_, sampler.probabilities_])
-    _write(args.output, table, ["score", "leverage", "probability"], "%.10g")
+    write_table(args.output, table, ["score", "leverage", "probability"], "%.10g")
     print(f"wrote {table.shape[0]} rows to {args.output} "
           f"(effective dimension {sampler.effective_dimension_:.4g})")
     return 0
@@ -147,9 +87,9 @@ def _sample(args: argparse.Namespace) -> int:
     sampler = _fitted_sampler(args, X)
     indices = np.sort(sampler.sample(args.m, replace=False, random_state=args.seed))
     if Path(args.output).suffix == ".npy":
-        _write(args.output, indices, [], "%d")
+        write_table(args.output, indices, [], "%d")
     else:
-        _write(args.output, indices[:, None], ["index"], "%d")
+        write_table(args.output, indices[:, None], ["index"], "%d")
     print(f"wrote {indices.size} indices to {args.output}")
     return 0
 

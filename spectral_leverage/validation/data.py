@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..datasets import make_bimodal, make_sparse_mode
+from ..io import InputError, read_table
 
 __all__ = ["DataSet", "builtin_datasets", "csv_dataset", "shared_data_dir"]
 
@@ -96,7 +97,7 @@ def builtin_datasets() -> list[DataSet]:
 
 def csv_dataset(path, *, length_scale: float = 1.0) -> DataSet:
     """A CSV file (header row, numeric columns, target last) as a :class:`DataSet` of standardised
-    features; unreadable files raise the command line's one-line ``InputError``.
+    features; unreadable files raise :class:`~spectral_leverage.io.InputError`.
 
     Examples
     --------
@@ -107,8 +108,6 @@ def csv_dataset(path, *, length_scale: float = 1.0) -> DataSet:
     >>> data.name, data.X.shape, bool(np.allclose(data.X.mean(axis=0), 0))
     ('toy', (3, 2), True)
     """
-    from ..cli import InputError, read_table
-
     X = read_table(str(path), drop_target=True)
     if X.shape[0] < 3:
         raise InputError(f"{path}: need at least 3 rows, got {X.shape[0]}")
