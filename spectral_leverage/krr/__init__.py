@@ -2,6 +2,7 @@
 
 from .centers import sample_centers
 from .nystrom import LeverageNystroem, NystromKRR
-from .sketch import RandomFourierKRR, SketchedKRR
+from .random_features import RandomFourierKRR
+from .sketched import SketchedKRR
 
 __all__ = ["LeverageNystroem", "NystromKRR", "RandomFourierKRR", "SketchedKRR", "sample_centers"]

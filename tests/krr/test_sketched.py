@@ -1,41 +1,17 @@
-"""Sketched KRR (Yang, Pilanci & Wainwright 2017) and random Fourier features KRR (Rahimi & Recht 2008)."""
+"""Sketched KRR (Yang, Pilanci & Wainwright 2017), and what it shares with the random-feature KRR."""
 
 import numpy as np
 import pytest
-import scipy.linalg
+from krr_problems import exact_krr, mixture_problem, single_threaded_blas, small_problem  # noqa: F401 (fixtures are used by name)
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, Matern
 from sklearn.utils.estimator_checks import check_estimator
-from threadpoolctl import threadpool_limits
 
-import spectral_leverage.krr.sketch as sketch_module
-from spectral_leverage import exact_leverage
-from spectral_leverage.krr.sketch import (
-    RandomFourierKRR,
-    SketchedKRR,
-    random_fourier_features,
-    sample_fourier_frequencies,
-)
+import spectral_leverage.krr.sketched as sketched_module
+from spectral_leverage.krr import RandomFourierKRR, SketchedKRR
 
-
-@pytest.fixture(autouse=True, scope="module")
-def single_threaded_blas():
-    """Small dense problems: multi-threaded OpenBLAS only adds spin-wait overhead (2-3x on a busy box)."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
-
-
-def exact_krr(K, y, reg):
-    n = K.shape[0]
-    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(K + n * reg * np.eye(n)), y)
-
-
-def small_problem(n=300, d=2, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, d))
-    y = np.sin(5 * X[:, 0]) + X[:, -1] + 0.2 * rng.normal(size=n)
-    return X, y
+pytestmark = pytest.mark.usefixtures("single_threaded_blas")
 
 
 # ---------------------------------------------------------------- S invertible: exact KRR recovered
@@ -83,76 +59,6 @@ def test_random_state_reproducible(make):
     assert not np.allclose(a, make(8).fit(X, y).predict(X))
 
 
-def test_rff_chunked_accumulation_matches_one_block(monkeypatch):
-    X, y = small_problem(n=500)
-    one = RandomFourierKRR(Matern(0.3, nu=0.5), 1e-3, 64, random_state=0).fit(X, y)
-    monkeypatch.setattr(sketch_module, "DEFAULT_MEMORY_BUDGET", 16 * 64 * 37)  # 37-row blocks
-    many = RandomFourierKRR(Matern(0.3, nu=0.5), 1e-3, 64, random_state=0).fit(X, y)
-    np.testing.assert_allclose(many.coef_, one.coef_, rtol=1e-9)
-    np.testing.assert_allclose(many.predict(X), one.predict(X), rtol=1e-9)
-    Phi = one.feature_map(X)
-    expected = np.linalg.solve(Phi.T @ Phi + 500 * 1e-3 * np.eye(64), Phi.T @ y)
-    np.testing.assert_allclose(one.coef_, expected, rtol=1e-8)
-
-
-# -------------------------------------------------------------- feature inner products ≈ the kernel
-@pytest.mark.parametrize("d", [1, 3])
-@pytest.mark.parametrize("kernel", [
-    Matern(0.7, nu=0.5), Matern(0.7, nu=1.5), Matern(0.7, nu=2.5), RBF(0.7),
-], ids=repr)
-def test_fourier_features_approximate_kernel(kernel, d):
-    X = np.random.default_rng(0).uniform(size=(200, d))
-    K = kernel(X)
-    errors = []
-    for D in (100, 1000, 10000):
-        Phi = random_fourier_features(X, kernel, D, random_state=1)
-        errors.append(np.sqrt(np.mean((Phi @ Phi.T - K) ** 2)))
-    # Monte Carlo error ~ D^{-1/2}: about 10× smaller from D = 100 to 10 000
-    assert errors[0] > errors[1] > errors[2], errors
-    assert errors[2] < errors[0] / 4, errors
-    assert errors[2] < 0.03, errors
-
-
-def test_fourier_features_amplitude_and_anisotropy():
-    kernel = ConstantKernel(2.0) * Matern([0.3, 2.0], nu=1.5)
-    X = np.random.default_rng(0).uniform(size=(200, 2))
-    Phi = random_fourier_features(X, kernel, 20000, random_state=0)
-    assert np.sqrt(np.mean((Phi @ Phi.T - kernel(X)) ** 2)) < 0.03 * 2.0
-
-
-def test_estimator_uses_the_same_features():
-    kernel = ConstantKernel(0.5) * Matern([0.3, 2.0], nu=2.5)
-    X, y = small_problem()
-    model = RandomFourierKRR(kernel, 1e-3, 64, random_state=5).fit(X, y)
-    expected = random_fourier_features(X, kernel, 64, random_state=5)
-    np.testing.assert_array_equal(model.feature_map(X), expected)
-
-
-def test_sample_fourier_frequencies_distribution():
-    # Matérn ν = 1/2, ℓ: each coordinate of ω in d = 1 is Cauchy with scale 1/ℓ (median |ω| = 1/ℓ)
-    W = sample_fourier_frequencies(Matern(0.5, nu=0.5), 1, 200_000, random_state=0)
-    assert np.median(np.abs(W)) == pytest.approx(2.0, rel=0.02)
-    W = sample_fourier_frequencies(RBF([0.5, 4.0]), 2, 200_000, random_state=0)
-    np.testing.assert_allclose(W.std(axis=1), [2.0, 0.25], rtol=0.02)
-
-
-# ------------------------------------------------------------- statistical accuracy at n = 4000, d = 3
-@pytest.fixture(scope="module")
-def mixture_problem():
-    """X ~ 0.97·U[0,1]³ + 0.03·U[2,3]³, f* = sin(4x₁) + x₂² − x₃, σ = 0.5, n = 4000, λ = n^{-3/4}."""
-    n = 4000
-    rng = np.random.default_rng(2017)
-    far = rng.uniform(size=n) < 0.03
-    X = np.where(far[:, None], rng.uniform(2.0, 3.0, (n, 3)), rng.uniform(size=(n, 3)))
-    f_star = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
-    y = f_star + 0.5 * rng.normal(size=n)
-    kernel, reg = Matern(length_scale=0.5, nu=1.5), n ** -0.75
-    K = kernel(X)
-    risk_exact = np.mean((K @ exact_krr(K, y, reg) - f_star) ** 2)
-    d_eff = exact_leverage(X, kernel, reg).sum()
-    return dict(X=X, y=y, f_star=f_star, kernel=kernel, reg=reg, K=K, risk_exact=risk_exact, d_eff=d_eff)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("sketch", ["gaussian", "ros"])
 def test_sketch_of_four_deff_matches_exact_risk(mixture_problem, sketch):
@@ -165,22 +71,6 @@ def test_sketch_of_four_deff_matches_exact_risk(mixture_problem, sketch):
         ratios.append(np.mean((fitted - P["f_star"]) ** 2) / P["risk_exact"])
     print(f"{sketch}: d_eff={P['d_eff']:.1f}, m={m}, risk ratios {np.round(ratios, 3)}")
     assert np.median(ratios) <= 1.3, ratios
-
-
-@pytest.mark.slow
-def test_rff_risk_gap_shrinks_with_features(mixture_problem):
-    P = mixture_problem
-    gaps = []
-    for D in (50, 200, 800):
-        risks = [
-            np.mean((RandomFourierKRR(P["kernel"], P["reg"], D, random_state=seed).fit(P["X"], P["y"])
-                     .predict(P["X"]) - P["f_star"]) ** 2)
-            for seed in range(5)
-        ]
-        gaps.append(np.median(risks) - P["risk_exact"])
-    print(f"exact risk {P['risk_exact']:.4f}; median RFF risk gaps (D = 50, 200, 800): {np.round(gaps, 4)}")
-    assert gaps[0] > gaps[1] > gaps[2], gaps
-    assert gaps[2] < gaps[0] / 3, gaps
 
 
 # ---------------------------------------------------------------------------------------- bad input
@@ -245,7 +135,7 @@ def test_bad_data(make):
 
 
 def test_sketched_refuses_large_n_unless_forced(monkeypatch):
-    monkeypatch.setattr(sketch_module, "MAX_EXACT_SAMPLES", 50)
+    monkeypatch.setattr(sketched_module, "MAX_EXACT_SAMPLES", 50)
     X, y = small_problem(n=60)
     with pytest.raises(ValueError, match="force=True"):
         SketchedKRR(RBF(), 1e-3, 10).fit(X, y)
