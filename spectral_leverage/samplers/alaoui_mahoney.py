@@ -3,12 +3,24 @@ r"""El Alaoui & Mahoney (2015): ridge leverage scores of a column-sampled Nystr�
 from __future__ import annotations
 
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 from sklearn.utils import check_scalar
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import validate_data
 
-from .._validation import check_data, check_positive, check_random_state
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    POSITIVE,
+    RANDOM_STATE,
+    check_positive,
+    check_random_state,
+    validate_params,
+)
 from ..base import LeverageSampler
+from ..kernels import resolve_kernel
 from ._dictionary import check_kernel, nystrom_leverage
 
 __all__ = ["AlaouiMahoneySampler"]
@@ -29,8 +41,9 @@ class AlaouiMahoneySampler(LeverageSampler):
 
     Parameters
     ----------
-    kernel : sklearn kernel
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        Any scikit-learn kernel with ``diag``; None is ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0`.
     n_columns : int or None, default=None
         Number p of sampled columns (capped at n). None uses :math:`p = \lceil \sqrt{n}\,\log n \rceil`.
@@ -58,7 +71,14 @@ class AlaouiMahoneySampler(LeverageSampler):
     ((1000,), (5,))
     """
 
-    def __init__(self, kernel, reg: float, *, n_columns=None, random_state=None):
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "n_columns": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, n_columns=None, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.n_columns = n_columns
@@ -66,8 +86,9 @@ class AlaouiMahoneySampler(LeverageSampler):
 
     def fit(self, X, y=None) -> AlaouiMahoneySampler:
         """Sample the columns and set ``scores_`` (≈ n·l_i), ``column_indices_`` and ``n_features_in_``."""
-        X = check_data(X)
-        kernel = check_kernel(self.kernel)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        kernel = check_kernel(resolve_kernel(self.kernel))
         reg = check_positive(self.reg, "reg")
         n = X.shape[0]
         if self.n_columns is None:

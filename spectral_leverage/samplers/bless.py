@@ -3,13 +3,25 @@ r"""BLESS: bottom-up leverage score sampling along a regularisation path (Rudi e
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.utils import check_scalar
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 
-from .._validation import check_data, check_positive, check_random_state
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    POSITIVE,
+    RANDOM_STATE,
+    check_positive,
+    check_random_state,
+    validate_params,
+)
 from ..base import LeverageSampler
-from ._dictionary import check_kernel, check_scoring, dictionary_scores, weighted_rls
+from ..kernels import resolve_kernel
+from ._dictionary import SCORINGS, check_kernel, check_scoring, dictionary_scores, weighted_rls
 
 __all__ = ["BLESS"]
 
@@ -34,8 +46,9 @@ class BLESS(LeverageSampler):
 
     Parameters
     ----------
-    kernel : sklearn kernel
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        Any scikit-learn kernel with ``diag``; None is ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0`.
     qbar : float, default=2
         Oversampling factor :math:`\bar q \ge 1` (the reference code's default; its README
@@ -85,9 +98,17 @@ class BLESS(LeverageSampler):
     ((1000,), (5,))
     """
 
-    def __init__(
-        self, kernel, reg: float, *, qbar: float = 2.0, n_steps=None, scoring="nystrom", random_state=None
-    ):
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "qbar": [Interval(Real, 1, None, closed="left")],
+        "n_steps": [Interval(Integral, 2, None, closed="left"), None],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, qbar: float = 2.0, n_steps=None,
+                 scoring="nystrom", random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.qbar = qbar
@@ -98,8 +119,9 @@ class BLESS(LeverageSampler):
     def fit(self, X, y=None) -> BLESS:
         """Run the λ path; set ``scores_`` (≈ n·l_i), ``dictionary_indices_``,
         ``dictionary_probabilities_``, ``reg_path_`` and ``n_features_in_``."""
-        X = check_data(X)
-        kernel = check_kernel(self.kernel)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        kernel = check_kernel(resolve_kernel(self.kernel))
         reg = check_positive(self.reg, "reg")
         qbar = float(check_scalar(self.qbar, "qbar", Real, min_val=1.0))
         if not np.isfinite(qbar):

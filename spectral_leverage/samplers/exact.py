@@ -7,12 +7,23 @@ diagonal of the inverse taken from a Cholesky factor computed in place (LAPACK `
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from scipy.linalg import lapack
+from sklearn.utils.validation import validate_data
 
-from .._validation import check_data, check_positive
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    POSITIVE,
+    RANDOM_STATE,
+    check_data,
+    check_positive,
+    validate_params,
+)
 from ..base import LeverageSampler
-from ..kernels import parse_kernel
+from ..kernels import parse_kernel, resolve_kernel
 
 __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
 
@@ -71,8 +82,10 @@ class ExactLeverage(LeverageSampler):
 
     Parameters
     ----------
-    kernel : sklearn kernel
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        As in :func:`exact_leverage`; None is ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
+        :math:`\\lambda > 0`.
     force : bool, default=False
         Allow n above 30 000.
     random_state : int, numpy Generator or None
@@ -86,7 +99,14 @@ class ExactLeverage(LeverageSampler):
     (5,)
     """
 
-    def __init__(self, kernel, reg: float, *, force: bool = False, random_state=None):
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "force": ["boolean"],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, force: bool = False, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.force = force
@@ -94,7 +114,9 @@ class ExactLeverage(LeverageSampler):
 
     def fit(self, X, y=None) -> ExactLeverage:
         """Compute exact scores ``scores_ = n · l_i``."""
-        X = check_data(X)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self.n_features_in_ = X.shape[1]
-        self._set_scores(X.shape[0] * exact_leverage(X, self.kernel, self.reg, force=self.force))
+        leverage = exact_leverage(X, resolve_kernel(self.kernel), self.reg, force=self.force)
+        self._set_scores(X.shape[0] * leverage)
         return self

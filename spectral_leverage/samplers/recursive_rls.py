@@ -3,13 +3,25 @@ r"""Recursive ridge leverage score sampling (Musco & Musco, NeurIPS 2017)."""
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.utils import check_scalar
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 
-from .._validation import check_data, check_positive, check_random_state
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    POSITIVE,
+    RANDOM_STATE,
+    check_positive,
+    check_random_state,
+    validate_params,
+)
 from ..base import LeverageSampler
-from ._dictionary import check_kernel, check_scoring, dictionary_scores, weighted_rls
+from ..kernels import resolve_kernel
+from ._dictionary import SCORINGS, check_kernel, check_scoring, dictionary_scores, weighted_rls
 
 __all__ = ["RecursiveRLS"]
 
@@ -33,8 +45,9 @@ class RecursiveRLS(LeverageSampler):
 
     Parameters
     ----------
-    kernel : sklearn kernel
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        Any scikit-learn kernel with ``diag``; None is ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0`.
     sample_size : int or None, default=None
         s: the size of the base uniform sample, which fixes the number of levels
@@ -83,9 +96,17 @@ class RecursiveRLS(LeverageSampler):
     ((1000,), (5,))
     """
 
-    def __init__(
-        self, kernel, reg: float, *, sample_size=None, oversampling=None, scoring="nystrom", random_state=None
-    ):
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "sample_size": [Interval(Integral, 1, None, closed="left"), None],
+        "oversampling": [Interval(Real, 1, None, closed="left"), None],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, sample_size=None, oversampling=None,
+                 scoring="nystrom", random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.sample_size = sample_size
@@ -96,8 +117,9 @@ class RecursiveRLS(LeverageSampler):
     def fit(self, X, y=None) -> RecursiveRLS:
         """Run the recursion; set ``scores_`` (≈ n·l_i), ``dictionary_indices_``,
         ``dictionary_probabilities_`` and ``n_features_in_``."""
-        X = check_data(X)
-        kernel = check_kernel(self.kernel)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        kernel = check_kernel(resolve_kernel(self.kernel))
         reg = check_positive(self.reg, "reg")
         n = X.shape[0]
         if self.sample_size is None:

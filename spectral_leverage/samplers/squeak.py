@@ -7,15 +7,27 @@ AISTATS 2017 (SQUEAK, Algorithm 1; DISQUEAK's DICT-MERGE, Algorithm 2).
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_scalar
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_data, check_positive, check_random_state
+from .._validation import (
+    DEFAULT_REG,
+    KERNEL,
+    POSITIVE,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    check_positive,
+    check_random_state,
+    validate_params,
+)
 from ..base import LeverageSampler
-from ._dictionary import check_kernel, check_scoring, dictionary_scores, weighted_rls
+from ..kernels import resolve_kernel
+from ._dictionary import SCORINGS, check_kernel, check_scoring, dictionary_scores, weighted_rls
 
 __all__ = ["SQUEAK", "merge_squeak"]
 
@@ -49,8 +61,9 @@ class SQUEAK(LeverageSampler):
 
     Parameters
     ----------
-    kernel : sklearn kernel
-    reg : float
+    kernel : sklearn kernel or None, default=None
+        Any scikit-learn kernel with ``diag``; None is ``Matern(length_scale=1.0, nu=1.5)``.
+    reg : float, default=1e-3
         :math:`\lambda > 0`.
     qbar : int, default=8
         :math:`\bar q`, copies per point. The theory's :math:`\bar q = O(\alpha \log(n/\delta)/
@@ -89,10 +102,20 @@ class SQUEAK(LeverageSampler):
     (1000,)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": POSITIVE,
+        "qbar": POSITIVE_INT,
+        "eps": [Interval(Real, 0, 1, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "scoring": [StrOptions(set(SCORINGS))],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(
         self,
-        kernel,
-        reg: float,
+        kernel=None,
+        reg: float = DEFAULT_REG,
         *,
         qbar: int = 8,
         eps: float = 0.5,
@@ -109,7 +132,7 @@ class SQUEAK(LeverageSampler):
         self.random_state = random_state
 
     def _check_params(self):
-        kernel = check_kernel(self.kernel)
+        kernel = check_kernel(resolve_kernel(self.kernel))
         reg = check_positive(self.reg, "reg")
         qbar = int(check_scalar(self.qbar, "qbar", Integral, min_val=1))
         eps = float(check_scalar(self.eps, "eps", Real, min_val=0.0, max_val=1.0, include_boundaries="left"))
@@ -133,7 +156,8 @@ class SQUEAK(LeverageSampler):
     def fit(self, X, y=None) -> SQUEAK:
         """One sequential pass; set ``scores_`` (≈ n·l_i), ``dictionary_indices_``,
         ``dictionary_probabilities_``, ``dictionary_copies_`` and ``n_features_in_``."""
-        X = check_data(X)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         kernel, reg, qbar, eps = self._check_params()
         n = X.shape[0]
         if self.batch_size is None:

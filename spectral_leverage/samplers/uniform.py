@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Real
+from typing import ClassVar
 
-from .._validation import check_data
+import numpy as np
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import validate_data
+
+from .._validation import (
+    KERNEL,
+    RANDOM_STATE,
+    validate_params,
+)
 from ..base import LeverageSampler
 
 __all__ = ["UniformSampler"]
@@ -24,6 +33,12 @@ class UniformSampler(LeverageSampler):
     array([0.1, 0.1, 0.1])
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": KERNEL,
+        "reg": [Interval(Real, 0, None, closed="neither"), None],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, kernel=None, reg=None, *, random_state=None):
         self.kernel = kernel
         self.reg = reg
@@ -31,7 +46,8 @@ class UniformSampler(LeverageSampler):
 
     def fit(self, X, y=None) -> UniformSampler:
         """Set uniform probabilities over the rows of X."""
-        X = check_data(X)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self.n_features_in_ = X.shape[1]
         self._set_scores(np.ones(X.shape[0]))
         self.effective_dimension_ = float("nan")
