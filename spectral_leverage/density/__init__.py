@@ -5,18 +5,11 @@ otherwise), a k-nearest-neighbour density in an intrinsic dimension, the bandwid
 Levina–Bickel intrinsic-dimension estimate.
 """
 
-from ._kde import (
-    FACE_CURVATURE,
-    FACE_SLOPE,
-    BinnedDensity,
-    KNNDensity,
-    TreeDensity,
-    _anchor_indices,
-    bandwidth_factor,
-    check_bandwidth,
-    feature_bandwidths,
-)
+from .bandwidth import _anchor_indices, bandwidth_factor, check_bandwidth, feature_bandwidths
+from .binned import FACE_CURVATURE, FACE_SLOPE, BinnedDensity
 from .intrinsic import intrinsic_dimension
+from .knn import KNNDensity
+from .tree import TreeDensity
 
 __all__ = [
     "FACE_CURVATURE",

@@ -41,7 +41,7 @@ import numpy as np
 from pykdtree.kdtree import KDTree
 
 from .._validation import check_data, check_samples
-from ._kde import _anchor_indices
+from .bandwidth import _anchor_indices
 
 __all__ = ["intrinsic_dimension"]
 

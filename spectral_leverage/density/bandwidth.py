@@ -1,0 +1,95 @@
+r"""Bandwidths of the Gaussian KDEs, and the random anchor subsample.
+
+Bandwidth rules act on per-feature standard deviations (i.e. on standardised data) with the anchor
+count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
+:math:`h_j = \sigma_j (m(d+2)/4)^{-1/(d+4)}`. A float is an isotropic bandwidth in the units of X.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+
+from .._blocks import column_summary
+from .._validation import check_random_state, check_samples
+
+__all__ = ["bandwidth_factor", "check_bandwidth", "feature_bandwidths"]
+
+
+def bandwidth_factor(rule: str, n: int, d: float) -> float:
+    """Scott's or Silverman's bandwidth factor for ``n`` points in dimension ``d``.
+
+    Examples
+    --------
+    >>> round(bandwidth_factor("scott", 10**5, 1), 6)   # n^(-1/(d+4))
+    0.1
+    """
+    if rule == "scott":
+        return float(n ** (-1.0 / (d + 4)))
+    if rule == "silverman":
+        return float((n * (d + 2) / 4.0) ** (-1.0 / (d + 4)))
+    raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive float, got {rule!r}.")
+
+
+def check_bandwidth(bandwidth) -> str | float:
+    """``bandwidth`` as a rule name or a positive float; ``ValueError`` naming it otherwise.
+
+    Examples
+    --------
+    >>> check_bandwidth("silverman"), check_bandwidth(0.5)
+    ('silverman', 0.5)
+    """
+    if isinstance(bandwidth, str) and bandwidth in ("scott", "silverman"):
+        return bandwidth
+    if isinstance(bandwidth, Real) and not isinstance(bandwidth, bool) and np.isfinite(bandwidth) \
+            and bandwidth > 0:
+        return float(bandwidth)
+    raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive float, got {bandwidth!r}.")
+
+
+def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
+    """Per-feature bandwidths, shape (d,): a rule applied to the standard deviations of X's
+    columns (constant columns count as 1) with X's row count, or an isotropic float.
+
+    Examples
+    --------
+    >>> X = np.column_stack([np.arange(10.0), np.zeros(10)])
+    >>> feature_bandwidths(X, 0.3).tolist()
+    [0.3, 0.3]
+    >>> scott = feature_bandwidths(X, "scott") / bandwidth_factor("scott", 10, 2)
+    >>> bool(np.allclose(scott, [X[:, 0].std(), 1.0]))
+    True
+    """
+    bandwidth = check_bandwidth(bandwidth)
+    n, d = X.shape
+    if isinstance(bandwidth, str):
+        sigma = column_summary(X)[2]
+        sigma[sigma == 0] = 1.0
+        return sigma * bandwidth_factor(bandwidth, n, d)
+    return np.full(d, bandwidth)
+
+
+def _anchor_indices(n: int, max_samples: int | None, random_state) -> np.ndarray | None:
+    """Sorted rows of the random anchor subsample of n points, or None when every point is used.
+
+    The one place the subsample is drawn, so that :mod:`spectral_leverage.distributed` gathers
+    exactly the rows the in-memory fit uses."""
+    if max_samples is None or check_samples(max_samples, "max_samples") >= n:
+        return None
+    return np.sort(check_random_state(random_state).choice(n, max_samples, replace=False))
+
+
+def _scale_factors(scale, bandwidth: np.ndarray) -> tuple:
+    """Per-axis factors s / h of the chain rule from w = x / h to y = x / s (``scale`` s: None for
+    h itself, a float, or one value per feature)."""
+    if scale is None:
+        return (1.0,) * len(bandwidth)
+    scale = np.asarray(scale, dtype=float)
+    if scale.ndim > 1 or scale.size not in (1, bandwidth.size):
+        raise ValueError(f"scale must be a float or one value per feature ({bandwidth.size}), "
+                         f"got shape {scale.shape}.")
+    scale = np.broadcast_to(scale, bandwidth.shape)
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        raise ValueError(f"scale must be None or positive and finite per feature, got {scale!r}.")
+    return tuple(float(f) for f in scale / bandwidth)

@@ -1,0 +1,316 @@
+r"""Gaussian kernel density estimates for millions of points: exact at anchors, interpolated elsewhere.
+
+:class:`TreeDensity` estimates the input density :math:`p` with a Gaussian KDE of diagonal bandwidth
+:math:`H = \mathrm{diag}(h_1..h_d)` built on a random subsample of at most ``max_samples`` points,
+the *anchors*:
+
+.. math::
+
+    \hat p(x) = \frac{1}{m \prod_j h_j} \sum_{a=1}^{m} \varphi\big((x - x_a) / h\big),
+
+with :math:`\varphi` the standard normal density in :math:`d` dimensions.
+
+* At up to ``max_samples`` query points the KDE is evaluated directly and exactly: the squared
+  distances to all anchors as one matrix product per block of rows (:math:`\|w - a\|^2 / 2 =
+  \|w\|^2/2 + \|a\|^2/2 - w \cdot a` in whitened coordinates centred on the anchors' mean), then
+  a log-sum-exp shifted by each row's nearest anchor, so that no query underflows however far it
+  is (the exponentials in float32, summed in float64: relative error about 1e-7). The expansion
+  loses about :math:`\epsilon\,\|w\|\,\|a\|` in the log (float64 :math:`\epsilon`, norms in
+  bandwidths from the anchors' mean): nothing with the bandwidth rules, but :meth:`fit` warns when
+  anchors lie more than about :math:`7 \cdot 10^4` bandwidths out (a float bandwidth far below the
+  data's spread). In four or more
+  dimensions this is several times faster than a dual-tree KDE at a tolerance of 1 %: the kernel is
+  wide there, and tree pruning saves little.
+* A larger batch of queries is answered by Nadaraya–Watson interpolation over the ``n_interp``
+  nearest anchors (one pykdtree k-NN query per point; Gaussian weights of half a bandwidth), to
+  first order: the weighted mean of :math:`\log \hat p(a) + \nabla \log \hat p(a) \cdot (w - a)`
+  with the anchors' exact gradients (below). The KDE is smooth on the scale of the bandwidth, and
+  the anchors are a fraction of a bandwidth apart, so the interpolation costs little accuracy; the
+  first-order term halves its error where the density changes fastest (4096 anchors of a uniform
+  cube: 90th percentile over the cube 0.13 → 0.06 in the log, the largest errors at its faces).
+  A query point farther than one bandwidth from every anchor (an outlier) is evaluated directly.
+* For the boundary correction (:mod:`spectral_leverage.spectral.boundary`) the same kernel terms give the
+  log-density's gradient and curvature in whitened coordinates: with :math:`E_t` the mean over the
+  anchors weighted by their kernel terms at :math:`w`,
+  :math:`\nabla_w \log \hat p = E_t[a] - w` and :math:`\nabla_w^2 \log \hat p = \mathrm{Cov}_t[a] - I`,
+  so the curvature along the unit gradient :math:`\hat g` is :math:`\mathrm{Var}_t[\hat g \cdot a] - 1`
+  (one more matrix product per block, in float64, of the kernel terms with the anchors'
+  coordinates and their pairwise products). They are interpolated like the log-density: the
+  gradient to first order with the Hessian taken along the gradient only,
+  :math:`c\,\hat g \hat g^\top`, the curvature to zeroth order.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+from pykdtree.kdtree import KDTree
+from sklearn.base import BaseEstimator
+from tqdm.auto import tqdm
+
+from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks
+from .._validation import check_data, check_fitted_data, check_samples
+from ._tree_pickling import _RebuildsTree
+from .bandwidth import _anchor_indices, _scale_factors, feature_bandwidths
+
+__all__ = ["TreeDensity"]
+
+logger = logging.getLogger(__name__)
+
+
+class TreeDensity(_RebuildsTree, BaseEstimator):
+    """Gaussian kernel density estimate, exact at anchor points and interpolated elsewhere.
+
+    Parameters
+    ----------
+    bandwidth : str or float, default="scott"
+        "scott" or "silverman" (rules applied to the standardised data), or an isotropic bandwidth
+        in the units of X.
+    max_samples : int or None, default=16384
+        Anchors: the KDE is built on a random subsample of at most this many points. None uses
+        every point and evaluates every query directly: :math:`O(n^2)` time, for small n only.
+    n_interp : int, default=8
+        Anchors interpolated per query in large batches.
+    memory_budget : int, default=256 MiB
+        Bytes of query temporaries per chunk.
+    random_state : int, numpy Generator or None
+        Seeds the anchor subsample.
+    verbose : bool, default=False
+        Show a progress bar over query chunks.
+
+    Attributes
+    ----------
+    bandwidth_ : ndarray of shape (d,)
+        Per-feature bandwidths used.
+    n_tree_ : int
+        Number of anchors.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).uniform(size=(2000, 2))
+    >>> p = TreeDensity().fit(X).density(X)
+    >>> bool(0.7 < np.median(p) < 1.3)
+    True
+    """
+
+    def __init__(self, bandwidth="scott", *, max_samples: int | None = 2**14, n_interp: int = 8,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
+        self.bandwidth = bandwidth
+        self.max_samples = max_samples
+        self.n_interp = n_interp
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y=None) -> TreeDensity:
+        """Choose the anchors and bandwidths, and build the KDE and the anchor tree."""
+        X = check_data(X, min_samples=1)
+        n, d = X.shape
+        check_samples(self.n_interp, "n_interp")
+        anchors = _anchor_indices(n, self.max_samples, self.random_state)
+        if anchors is not None:
+            X = X[anchors]
+        m = X.shape[0]
+        self.bandwidth_ = feature_bandwidths(X, self.bandwidth)
+        self.n_features_in_ = d
+        self.n_tree_ = m
+        # whitened coordinates w = x / h: the KDE kernel is the standard normal there
+        self._anchors = np.ascontiguousarray(X / self.bandwidth_)
+        # log of the normalisation 1 / (m (2π)^{d/2} Π h_j)
+        self._log_norm = -float(np.log(m) + 0.5 * d * np.log(2 * np.pi) + np.sum(np.log(self.bandwidth_)))
+        # the matrix-product distances lose about eps·‖w‖·‖a‖ (centred) in the log
+        self._centre = self._anchors.mean(axis=0)
+        radius = float(np.sqrt(np.max(np.sum((self._anchors - self._centre) ** 2, axis=1))))
+        if np.finfo(float).eps * radius**2 > self.MAX_LOG_ERROR:
+            warnings.warn(
+                f"the data span {radius:.3g} bandwidths from their mean: the KDE's log-density carries "
+                f"errors up to about {np.finfo(float).eps * radius**2:.2g}; use a wider bandwidth (or "
+                "the 'scott' rule) for data this spread out.", stacklevel=2)
+        self._tree = None
+        self._anchor_log_density = self._anchor_gradient = self._anchor_curvature = None
+        return self
+
+    def density(self, X) -> np.ndarray:
+        """Density estimate at the rows of X, shape (n,). Anchors count themselves."""
+        return np.exp(self.log_density(X))
+
+    def log_density(self, X) -> np.ndarray:
+        """Natural log of :meth:`density`, shape (n,)."""
+        X = check_fitted_data(self, X, fitted_attribute="bandwidth_")
+        return self._log_density(X, X.shape[0])
+
+    def density_and_slopes(self, X, scales=(None,), *,
+                           curvature: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        r"""(:meth:`density`, [the norm of the log-density's gradient in the coordinates
+        :math:`y = x/s` for each ``scale`` s, then, with ``curvature``, the log-density's curvature
+        along its gradient in whitened coordinates]) at the rows of X, as
+        :meth:`BinnedDensity.density_and_slopes` but exact at the anchors (module docstring).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+        scales : sequence of None, float or array_like of shape (d,)
+            None: the bandwidths (whitened coordinates :math:`w = x/h`).
+        curvature : bool, default=False
+            :math:`\hat g^\top (\nabla_w^2 \log \hat p)\, \hat g`, 0 where the gradient is 0.
+
+        Examples
+        --------
+        A half-space of data: at its face the slope is that of a Gaussian's half,
+        :math:`\varphi(0)/\Phi(0) = \sqrt{2/\pi}`, and deep inside close to 0:
+
+        >>> import numpy as np
+        >>> X = np.random.default_rng(0).uniform(size=(4000, 1))
+        >>> kde = TreeDensity().fit(X)
+        >>> _, (slope,) = kde.density_and_slopes(np.array([[0.0], [0.5]]))
+        >>> np.round(slope, 1)
+        array([0.8, 0. ])
+        """
+        X = check_fitted_data(self, X, fitted_attribute="bandwidth_")
+        log_p, values = self._log_density_and_slopes(X, X.shape[0], scales, curvature)
+        return np.exp(log_p), values
+
+    def _log_density(self, X: np.ndarray, n_batch: int) -> np.ndarray:
+        """Log-density at validated rows X that are part of a batch of ``n_batch`` queries: the
+        batch size chooses direct evaluation or interpolation (a distributed batch is evaluated
+        block by block)."""
+        return self._evaluate(X / self.bandwidth_, n_batch, moments=False)[0]
+
+    def _log_density_and_slopes(self, X: np.ndarray, n_batch: int, scales,
+                                curvature: bool) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(log-density, [slopes per scale, curvature]) at validated rows X of a batch of
+        ``n_batch`` queries (see :meth:`density_and_slopes`)."""
+        factors = [np.asarray(_scale_factors(scale, self.bandwidth_)) for scale in scales]
+        log_p, gradient, along = self._evaluate(X / self.bandwidth_, n_batch, moments=True)
+        slopes = [np.linalg.norm(gradient * f, axis=1) for f in factors]
+        return log_p, slopes + ([along] if curvature else [])
+
+    def _evaluate(self, W: np.ndarray, n_batch: int, moments: bool) -> tuple:
+        """(log-density, whitened gradient, curvature along it) at whitened rows W, directly or by
+        interpolation as ``n_batch`` chooses; the last two None without ``moments``."""
+        if n_batch <= self.n_tree_ or self.max_samples is None:
+            return self._direct(W, moments)
+        return self._interpolate(W, moments)
+
+    def _rebuild_tree(self) -> None:
+        if getattr(self, "_anchor_log_density", None) is not None:
+            self._tree = KDTree(self._anchors)
+
+    #: largest error in the log-density :meth:`fit` accepts without a warning (module docstring)
+    MAX_LOG_ERROR = 1e-6
+
+    def _direct(self, W: np.ndarray, moments: bool = False) -> tuple:
+        """Exact log-KDE at whitened rows W (module docstring): blocks of rows against all anchors,
+        on all cores; with ``moments`` also its whitened gradient and curvature along it
+        (:func:`_log_kde_moments`), else None for them."""
+        centre = self._centre
+        anchors = self._anchors - centre
+        anchors_t = np.ascontiguousarray(anchors.T)
+        half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
+        out = np.empty(W.shape[0])
+        gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
+        powers = _anchor_powers(anchors) if moments else None
+        # per row: the float64 exponents and their float32 exponentials (for the moments copied
+        # back into the exponents' buffer as float64); blocks of a few MiB stay in cache
+        bytes_per_row = 12.0 * anchors.shape[0]
+        chunk_bytes = min(self.memory_budget / (2 * N_THREADS), 2**22)
+        chunks = list(row_chunks(W.shape[0], bytes_per_row, chunk_bytes))
+        progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc="density")
+
+        def fill(rows: slice) -> None:
+            query = W[rows] - centre
+            exponent = query @ anchors_t  # -‖w - a‖²/2 + ‖w‖²/2
+            exponent -= half_sq
+            top = exponent.max(axis=1)
+            exponent -= top[:, None]
+            terms = np.exp(exponent.astype(np.float32))
+            total = terms.sum(axis=1, dtype=float)
+            out[rows] = np.log(total) + top - 0.5 * np.einsum("ij,ij->i", query, query)
+            if moments:
+                np.copyto(exponent, terms)
+                gradient[rows], along[rows] = _log_kde_moments(exponent, total, query, powers)
+            progress.update()
+
+        try:
+            on_all_cores(fill, chunks)
+        finally:
+            progress.close()
+        return out + self._log_norm, gradient, along
+
+    def _prepare_interpolation(self) -> None:
+        """Evaluate the anchors' own log-densities, gradients and curvatures and build their
+        KD-tree, once (before a fitted model is shipped to workers, say); :meth:`_interpolate`
+        calls it on first use."""
+        if self._anchor_log_density is None:
+            self._anchor_log_density, self._anchor_gradient, self._anchor_curvature = \
+                self._direct(self._anchors, moments=True)
+            self._tree = KDTree(self._anchors)
+
+    def _interpolate(self, W: np.ndarray, moments: bool = False) -> tuple:
+        """Nadaraya–Watson interpolation of the anchors' log-densities, to first order (module
+        docstring), and with ``moments`` of their gradients and curvatures (outliers: direct KDE);
+        as :meth:`_direct`."""
+        self._prepare_interpolation()
+        k = min(self.n_interp, self.n_tree_)
+        d = W.shape[1]
+        out = np.empty(W.shape[0])
+        gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
+        bytes_per_row = 40.0 * k + 8 * d + 8.0 * k * (4 * d + 1)
+        chunks = list(row_chunks(W.shape[0], bytes_per_row, self.memory_budget))
+        for rows in tqdm(chunks, disable=not self.verbose, desc="density", unit="chunk"):
+            dist, idx = self._tree.query(np.ascontiguousarray(W[rows]), k=k)
+            dist, idx = dist.reshape(-1, k), idx.reshape(-1, k).astype(np.intp)
+            # weights exp(-r²/(2·0.5²)), shifted by the nearest anchor so they never underflow
+            weights = np.exp(-2.0 * (dist**2 - dist[:, :1] ** 2))
+            weights /= weights.sum(axis=1, keepdims=True)
+            offsets, anchor_gradient = W[rows][:, None, :] - self._anchors[idx], self._anchor_gradient[idx]
+            # to first order: log p(a) + ∇ log p(a)·(w - a)
+            out[rows] = np.einsum("ij,ij->i", weights, self._anchor_log_density[idx])
+            out[rows] += np.einsum("ij,ijk,ijk->i", weights, anchor_gradient, offsets)
+            if moments:
+                # the gradient to first order too, its Hessian taken along the gradient only,
+                # c ĝ ĝᵀ: across a face that is all of it, and it keeps the slope rising past it
+                norms = np.linalg.norm(anchor_gradient, axis=2, keepdims=True)
+                unit = anchor_gradient / np.where(norms > 0, norms, 1.0)
+                step = np.einsum("ijk,ijk->ij", unit, offsets) * self._anchor_curvature[idx]
+                anchor_gradient += step[:, :, None] * unit
+                gradient[rows] = np.einsum("ij,ijk->ik", weights, anchor_gradient)
+                along[rows] = np.einsum("ij,ij->i", weights, self._anchor_curvature[idx])
+            far = rows.start + np.flatnonzero(dist[:, 0] > 1.0)
+            if far.size:
+                values = self._direct(W[far], moments)
+                out[far] = values[0]
+                if moments:
+                    gradient[far], along[far] = values[1:]
+        return out, gradient, along
+
+
+def _anchor_powers(anchors: np.ndarray) -> np.ndarray:
+    """The centred anchors' coordinates and their pairwise products :math:`a_i a_j`, i <= j, as
+    columns, shape (m, d + d(d+1)/2): one matrix product with the kernel terms gives the weighted
+    first and second moments (:func:`_log_kde_moments`)."""
+    upper = np.triu_indices(anchors.shape[1])
+    return np.hstack([anchors, anchors[:, upper[0]] * anchors[:, upper[1]]])
+
+
+def _log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray,
+                     powers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient (k, d), curvature along it (k,)) of a Gaussian log-KDE in whitened coordinates at
+    k centred queries, from their kernel terms (k, m) with row sums ``total`` and the anchors'
+    :func:`_anchor_powers` (module docstring). In float64: the second moments are of size about
+    ‖a‖² (bandwidths from the anchors' mean) and their variance loses about 1e-16 of that."""
+    d = query.shape[1]
+    moments = (terms @ powers) / total[:, None]  # E_t[a], E_t[a_i a_j]
+    mean, second = moments[:, :d], moments[:, d:]
+    gradient = mean - query
+    norm = np.sqrt(np.einsum("ij,ij->i", gradient, gradient))
+    direction = gradient / np.where(norm > 0, norm, 1.0)[:, None]
+    upper = np.triu_indices(d)
+    pairs = direction[:, upper[0]] * direction[:, upper[1]] * np.where(upper[0] == upper[1], 1.0, 2.0)
+    # Var_t[ĝ·a] - 1 = E_t[(ĝ·a)²] - (ĝ·E_t[a])² - 1
+    along = np.einsum("ij,ij->i", pairs, second) - np.einsum("ij,ij->i", direction, mean) ** 2 - 1.0
+    return gradient, np.where(norm > 0, along, 0.0)
