@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_array, check_scalar
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = [
     "DEFAULT_REG",
@@ -79,16 +79,10 @@ def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
 
 
 def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_") -> np.ndarray:
-    """Query data for a fitted estimator: ``NotFittedError`` before ``fit``, then
-    :func:`check_data` (one row suffices) and ``ValueError`` for a different number of features."""
+    """Query data for a fitted estimator: ``NotFittedError`` before ``fit``, then a finite float64
+    array (one row suffices) with the features seen in ``fit`` (scikit-learn's ``validate_data``)."""
     check_is_fitted(estimator, fitted_attribute)
-    X = check_data(X, min_samples=1)
-    if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-            f"{estimator.n_features_in_} features as input."
-        )
-    return X
+    return validate_data(estimator, X, reset=False, dtype=np.float64, ensure_min_samples=1)
 
 
 def check_positive(value, name: str) -> float:

@@ -7,15 +7,26 @@ bounds the memory (see :class:`BinnedDensity`).
 from __future__ import annotations
 
 import logging
+from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, column_summary, on_all_cores, row_chunks
-from .._validation import check_data, check_fitted_data, check_positive, check_samples
+from .._validation import (
+    MEMORY_BUDGET,
+    POSITIVE_INT,
+    check_data,
+    check_fitted_data,
+    check_positive,
+    check_samples,
+    validate_params,
+)
 from .bandwidth import _scale_factors, bandwidth_factor, check_bandwidth
 
 __all__ = ["FACE_CURVATURE", "FACE_SLOPE", "BinnedDensity"]
@@ -117,6 +128,14 @@ class BinnedDensity(BaseEstimator):
     True
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
+        "cells_per_bandwidth": POSITIVE_INT,
+        "truncate": [Interval(Real, 0, None, closed="neither")],
+        "memory_budget": MEMORY_BUDGET,
+        "verbose": ["boolean"],
+    }
+
     def __init__(self, bandwidth="scott", *, cells_per_bandwidth: int = 3, truncate: float = 4.0,
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, verbose: bool = False):
         self.bandwidth = bandwidth
@@ -180,7 +199,8 @@ class BinnedDensity(BaseEstimator):
 
     def fit(self, X, y=None) -> BinnedDensity:
         """Bin X onto the grid and smooth it."""
-        X = check_data(X, min_samples=1)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._layout_cells(X)
         return self.check_budget().smooth(self.bin_counts(X), X.shape[0])
 

@@ -2,14 +2,25 @@ r"""k-nearest-neighbour density with a volume term in a chosen (intrinsic) dimen
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 from pykdtree.kdtree import KDTree
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import validate_data
 from tqdm.auto import tqdm
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, row_chunks
-from .._validation import check_data, check_fitted_data, check_positive, check_samples
+from .._validation import (
+    MEMORY_BUDGET,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    check_fitted_data,
+    validate_params,
+)
 from ._tree_pickling import _RebuildsTree
 from .bandwidth import _anchor_indices
 
@@ -27,14 +38,22 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
 
     Parameters
     ----------
-    dim : float
-        The dimension :math:`d' \ge 1` of the volume term.
+    dim : float or None, default=None
+        The dimension :math:`d' \ge 1` of the volume term; None is the number of features.
     n_neighbors : int, default=50
     max_samples : int or None, default=16384
         Tree on a random subsample of at most this many points (None: every point).
     memory_budget : int, default=256 MiB
     random_state : int, numpy Generator or None
     verbose : bool, default=False
+
+    Attributes
+    ----------
+    dim_ : float
+        The dimension :math:`d'` used.
+    n_tree_ : int
+        Points in the tree.
+    n_features_in_ : int
 
     Examples
     --------
@@ -45,7 +64,16 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
     True
     """
 
-    def __init__(self, dim: float, *, n_neighbors: int = 50, max_samples: int | None = 2**14,
+    _parameter_constraints: ClassVar[dict] = {
+        "dim": [Interval(Real, 1, None, closed="left"), None],
+        "n_neighbors": POSITIVE_INT,
+        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "memory_budget": MEMORY_BUDGET,
+        "random_state": RANDOM_STATE,
+        "verbose": ["boolean"],
+    }
+
+    def __init__(self, dim: float | None = None, *, n_neighbors: int = 50, max_samples: int | None = 2**14,
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.dim = dim
         self.n_neighbors = n_neighbors
@@ -56,11 +84,9 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
 
     def fit(self, X, y=None) -> KNNDensity:
         """Build the KD-tree on X (or a random subsample)."""
-        X = check_data(X, min_samples=2)
-        dim = check_positive(self.dim, "dim")
-        if dim < 1:
-            raise ValueError(f"dim must be >= 1, got {self.dim!r}.")
-        check_samples(self.n_neighbors, "n_neighbors")
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        self.dim_ = float(X.shape[1] if self.dim is None else self.dim)
         n = X.shape[0]
         anchors = _anchor_indices(n, self.max_samples, self.random_state)
         self._self_in_tree = anchors is None
@@ -104,7 +130,7 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
         if floor is None:
             floor = 1e-12 * max(float(np.ptp(self._training)), 1.0)
         radius = np.maximum(radius, floor)
-        dim = float(self.dim)
+        dim = self.dim_
         log_volume = 0.5 * dim * np.log(np.pi) - gammaln(0.5 * dim + 1)
         return np.log(max(k - 1, 1)) - np.log(m) - log_volume - dim * np.log(radius)
 

@@ -44,14 +44,24 @@ from __future__ import annotations
 
 import logging
 import warnings
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from pykdtree.kdtree import KDTree
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
 from tqdm.auto import tqdm
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks
-from .._validation import check_data, check_fitted_data, check_samples
+from .._validation import (
+    MEMORY_BUDGET,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    check_fitted_data,
+    validate_params,
+)
 from ._tree_pickling import _RebuildsTree
 from .bandwidth import _anchor_indices, _scale_factors, feature_bandwidths
 
@@ -97,6 +107,15 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     True
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
+        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "n_interp": POSITIVE_INT,
+        "memory_budget": MEMORY_BUDGET,
+        "random_state": RANDOM_STATE,
+        "verbose": ["boolean"],
+    }
+
     def __init__(self, bandwidth="scott", *, max_samples: int | None = 2**14, n_interp: int = 8,
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.bandwidth = bandwidth
@@ -108,9 +127,9 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
 
     def fit(self, X, y=None) -> TreeDensity:
         """Choose the anchors and bandwidths, and build the KDE and the anchor tree."""
-        X = check_data(X, min_samples=1)
+        validate_params(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
         n, d = X.shape
-        check_samples(self.n_interp, "n_interp")
         anchors = _anchor_indices(n, self.max_samples, self.random_state)
         if anchors is not None:
             X = X[anchors]
