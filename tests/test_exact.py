@@ -39,6 +39,10 @@ def test_sampler_protocol():
     np.testing.assert_allclose(s.scores_, 200 * exact_leverage(X, RBF(), 1e-2))
     assert s.probabilities_.sum() == pytest.approx(1.0)
     assert s.effective_dimension_ == pytest.approx(s.leverage_.sum())
+    # independently: d_eff = tr K(K + nλI)^{-1} = Σ μ_j / (μ_j + nλ) over K's eigenvalues
+    eigenvalues = np.linalg.eigvalsh(RBF()(X))
+    assert s.effective_dimension_ == pytest.approx(np.sum(eigenvalues / (eigenvalues + 200 * 1e-2)),
+                                                   rel=1e-10)
     np.testing.assert_array_equal(s.sample(20), s.sample(20))
 
 

@@ -1,0 +1,22 @@
+"""The Nyström normal equations and their solvers against a dense solve written out in full."""
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import Matern
+
+from spectral_leverage.krr import NystromKRR
+
+
+@pytest.mark.parametrize("solver", ["direct", "cg"])
+def test_coefficients_solve_the_normal_equations(solver):
+    # (K_nJᵀ K_nJ + nλ K_JJ) α = K_nJᵀ y, solved densely; the solvers' jitter (1e-10 of K_JJ's
+    # diagonal) moves α by far less than the tolerance at this conditioning
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(600, 2))
+    y = np.sin(5 * X[:, 0]) * X[:, 1] + 0.05 * rng.normal(size=600)
+    kernel, reg = Matern(0.4, nu=1.5), 1e-3
+    model = NystromKRR(kernel, reg, n_centers=60, solver=solver, random_state=0).fit(X, y)
+    K_nJ, K_JJ = kernel(X, model.centers_), kernel(model.centers_)
+    alpha = np.linalg.solve(K_nJ.T @ K_nJ + 600 * reg * K_JJ, K_nJ.T @ y)
+    fitted = K_nJ @ alpha
+    np.testing.assert_allclose(model.predict(X), fitted, rtol=0, atol=1e-6 * np.abs(fitted).max())
