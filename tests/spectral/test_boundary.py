@@ -251,7 +251,7 @@ def test_scores_keep_rising_past_the_face(d, kde, anchors, steps):
 
 def test_boundary_must_be_a_bool():
     X = np.random.default_rng(0).uniform(size=(100, 2))
-    with pytest.raises(TypeError, match="'boundary' parameter of SpectralLeverage must be an instance of 'bool'"):
+    with pytest.raises(TypeError, match="'boundary' parameter of SpectralLeverage must be an instance"):
         SpectralLeverage(Matern(0.5), 1e-3, boundary="no").fit(X)
 
 
