@@ -73,8 +73,8 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
 def _anchor_indices(n: int, max_samples: int | None, random_state) -> np.ndarray | None:
     """Sorted rows of the random anchor subsample of n points, or None when every point is used.
 
-    The one place the subsample is drawn, so that :mod:`spectral_leverage.distributed` gathers
-    exactly the rows the in-memory fit uses."""
+    The one place the subsample is drawn: the estimators fitted on anchors use exactly these rows,
+    in memory or on a Dask cluster."""
     if max_samples is None or check_samples(max_samples, "max_samples") >= n:
         return None
     return np.sort(check_random_state(random_state).choice(n, max_samples, replace=False))

@@ -165,10 +165,8 @@ def dictionary_scores(
     has much less variance than ``"weighted"`` (:func:`weighted_rls`, the literature's estimator),
     at the price of a downward bias where the dictionary is thin (:math:`\tilde K \preceq K`);
     ``"weighted"`` is biased upward instead. Both are exact when the dictionary holds every point
-    with probability 1. The downward bias is not small when the dictionary holds only a few
-    centres per effective dimension and the spectrum decays slowly: with the samplers' default
-    sizes on the CCPP and CASP data (n = 2000, Matérn 3/2) ``"nystrom"`` gives 55–80 % of the
-    effective dimension, ``"weighted"`` 105–115 %.
+    with probability 1. The downward bias grows when the dictionary holds only a few centres per
+    effective dimension and the spectrum decays slowly.
 
     Examples
     --------

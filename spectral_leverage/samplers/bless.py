@@ -61,11 +61,8 @@ class BLESS(LeverageSampler):
         :func:`~spectral_leverage.samplers._dictionary.dictionary_scores`): the leverage of the
         dictionary's Nyström approximation (default: weight-free, much lower variance; low in
         absolute scale, and by more the fewer centres per effective dimension), or the paper's
-        importance-weighted estimator (slightly high). The default is the more accurate one when the
-        dictionary holds many centres per effective dimension (as on the synthetic designs of the
-        tests); with :math:`\bar q = 2` on CCPP and CASP (about 2.5 centres per effective
-        dimension, slowly decaying Matérn spectrum) it underestimates the effective dimension by
-        about 40 % and ranks points worse than ``"weighted"`` (Spearman about 0.6 against 0.8).
+        importance-weighted estimator (slightly high). With few centres per effective dimension
+        ``"weighted"`` ranks points better (the design notes have the figures).
     random_state : int, numpy Generator or None
 
     Notes
@@ -80,13 +77,9 @@ class BLESS(LeverageSampler):
     the scores are exact.
 
     The reference code's conditional weights understate the dictionary's kernel by the factor
-    :math:`u_i`, which acts as extra regularisation and grows the dictionary: on CCPP at the
-    validation settings (n = 2000, Matérn 3/2, :math:`\lambda = n^{-3/4}`, :math:`\bar q = 2`) they
-    give about 335 centres instead of 205 and weighted scores with 5th / 95th R-ACC percentiles
-    0.82 / 1.25 (Chen & Yang's published 0.81 / 1.24) but an effective dimension about 60 % too
-    high. With the unbiased weights used here, comparable accuracy needs a larger :math:`\bar q`
-    (:math:`\bar q = 4`: about 370 centres, 0.68 / 1.30 by default, 0.76 / 1.30 weighted;
-    :math:`\bar q = 10`: about 830 centres, 0.80 / 1.10 and 0.87 / 1.16, fit about 7× slower).
+    :math:`u_i`, which acts as extra regularisation and grows the dictionary (and its effective
+    dimension); the unbiased weights used here need a larger :math:`\bar q` for the same accuracy
+    (the design notes have the measurements).
 
     Examples
     --------

@@ -61,11 +61,8 @@ class RecursiveRLS(LeverageSampler):
         :func:`~spectral_leverage.samplers._dictionary.dictionary_scores`): the leverage of the
         dictionary's Nyström approximation (default: weight-free, much lower variance; low in
         absolute scale, and by more the fewer centres per effective dimension), or the paper's
-        importance-weighted estimator (slightly high). The default is the more accurate one when the
-        dictionary holds many centres per effective dimension (as on the synthetic designs of the
-        tests); with the default sizes on CCPP and CASP (about 5 centres per effective dimension,
-        slowly decaying Matérn spectrum) it underestimates the effective dimension by 20–30 % and
-        ranks points worse than ``"weighted"`` (Spearman about 0.8 against 0.9).
+        importance-weighted estimator (slightly high). With few centres per effective dimension
+        ``"weighted"`` ranks points better (the design notes have the figures).
     random_state : int, numpy Generator or None
 
     Notes
@@ -77,12 +74,8 @@ class RecursiveRLS(LeverageSampler):
     half it was sampled from, as in the paper (Algorithm 2 composes an unweighted uniform half with
     the recursive sample) and the reference code: the estimates approximate leverage scores
     relative to the half, upper bounds on those relative to level l (leverage scores only shrink as
-    points are added). Rescaling the weights by the size ratio instead (an unbiased estimate of
-    level l's kernel, done by earlier versions) drops that margin, roughly halving each level's
-    sampling probabilities: on CCPP at the validation settings (n = 2000, Matérn 3/2, unit length
-    scale, :math:`\lambda = n^{-3/4}`) the mean 5th / 95th R-ACC percentiles of the default
-    scores were 0.67 / 1.32 with it and are 0.70 / 1.26 without (Spearman 0.79 → 0.83; dictionary
-    about 360 → 430 centres, fit time about +25 %). The final dictionary is sampled from all n
+    points are added); rescaling them by the size ratio would drop that margin (the design notes
+    have the measurement). The final dictionary is sampled from all n
     points, so its probabilities are exact inclusion probabilities and its scores keep the absolute
     scale of :math:`l_i`.
 

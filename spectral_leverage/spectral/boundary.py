@@ -39,7 +39,7 @@ raises the score :math:`4^{1-d/(2\alpha)}`-fold over the interior. That is 2 for
 kernel in 1-D (Matérn :math:`\nu = 1/2`), as the method of images gives for its free (Neumann)
 boundary, and :math:`2^{3/2}` for :math:`\nu = 3/2` in 1-D, where exact leverage on a uniform
 interval measures 2.9. Squaring the deficit is a closure checked against exact scores, not derived.
-The theory page and ``tests/test_boundary.py`` measure it on uniform, bimodal, sparse-mode,
+The theory page and ``tests/spectral/test_boundary.py`` measure it on uniform, bimodal, sparse-mode,
 stretched and Gaussian designs.
 
 A slope alone cannot tell a face from the tail of a smooth density; its curvature can. Across a
@@ -47,8 +47,7 @@ face the KDE's log-density bends as :math:`c_{\mathrm{face}}(u) = -M(u)(u + M(u)
 at the face), a smooth density's far less. So when the curvature :math:`c` along the gradient is
 given, the model is applied with weight :math:`w = \min(1, \max(0, 2c/c_{\mathrm{face}}(u)))` in
 log space, :math:`\hat p\,(p_{\mathrm{eff}}/\hat p)^w`: fully from half a face's curvature on,
-not at all for none. Without the weight the model read faces into Gaussian tails and lowered the
-5th percentile of R-ACC by about 0.05; with it, by 0.02 at most (measured in 1-D and 3-D).
+not at all for none: without the weight the model reads faces into Gaussian tails.
 
 Nothing here needs the data: three numbers per point and the kernel.
 """
