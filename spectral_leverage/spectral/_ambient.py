@@ -71,11 +71,11 @@ class AmbientDensity:
         # the bandwidth in unit-length coordinates: their geometric mean if they are about equal,
         # else the one along the log-gradient: a depth of u bandwidths there is
         # u ‖∇_w log p‖ / ‖∇_z log p‖ unit lengths (w = x / b, z = x / ℓ)
-        bandwidth = float(np.exp(np.mean(np.log(self.model.bandwidth_ / self.length))))
+        unit_bandwidth = float(np.exp(np.mean(np.log(self.model.bandwidth_ / self.length))))
         if len(slopes) == 2:
-            flat = np.full(p_unit.shape, bandwidth)
-            bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
-        return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, bandwidth, curvature)
+            flat = np.full(p_unit.shape, unit_bandwidth)
+            unit_bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
+        return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, unit_bandwidth, curvature)
 
 
 def bin_block(block: np.ndarray, model: BinnedDensity, active: np.ndarray) -> tuple[np.ndarray]:

@@ -128,7 +128,7 @@ def half_space_depth(slope) -> np.ndarray:
     return _depth(slope.reshape(-1)).reshape(slope.shape)
 
 
-def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, bandwidth,
+def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, unit_bandwidth,
                      curvature=None) -> np.ndarray:
     r"""Effective density :math:`p_{\mathrm{eff}}` of the half-space model (module docstring), to
     be passed to :func:`~spectral_leverage.spectral.quadrature.sa_scores` in place of the KDE's
@@ -146,8 +146,8 @@ def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, b
         :math:`\lambda > 0`.
     d : float
         Dimension of the SA integral, >= 1.
-    bandwidth : float or array_like of shape (n,)
-        The KDE's bandwidth :math:`b > 0` in the kernel's unit-length coordinates, along the
+    unit_bandwidth : float or array_like of shape (n,)
+        The KDE's bandwidth :math:`b > 0` in the kernel's unit-length coordinates (x / ℓ), along the
         log-gradient (per point when the bandwidths differ between axes in those coordinates).
     curvature : None or array_like of shape (n,)
         The log-density's curvature along its gradient, whitened coordinates. Given, the model is
@@ -176,17 +176,17 @@ def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, b
     """
     p = _check_points(p, "p", positive=True)
     slope = _check_points(slope, "slope", positive=False)
-    bandwidth = np.asarray(bandwidth, dtype=float)
-    if bandwidth.ndim > 1 or not np.all(np.isfinite(bandwidth)) or np.any(bandwidth <= 0):
-        raise ValueError("bandwidth must be a positive float or a 1-D array of them.")
-    if p.shape != slope.shape or bandwidth.size not in (1, p.size):
-        raise ValueError(f"p, slope and bandwidth must have the same length; got {p.size}, {slope.size} "
-                         f"and {bandwidth.size}.")
+    unit_bandwidth = np.asarray(unit_bandwidth, dtype=float)
+    if unit_bandwidth.ndim > 1 or not np.all(np.isfinite(unit_bandwidth)) or np.any(unit_bandwidth <= 0):
+        raise ValueError("unit_bandwidth must be a positive float or a 1-D array of them.")
+    if p.shape != slope.shape or unit_bandwidth.size not in (1, p.size):
+        raise ValueError(f"p, slope and unit_bandwidth must have the same length; got {p.size}, "
+                         f"{slope.size} and {unit_bandwidth.size}.")
     check_unit_kernel(kernel)
     reg, d = check_positive(reg, "reg"), check_positive(d, "d")
     if d < 1:
         raise ValueError(f"d must be >= 1, got {d}.")
-    bandwidth = np.broadcast_to(bandwidth, p.shape)
+    unit_bandwidth = np.broadcast_to(unit_bandwidth, p.shape)
     if curvature is not None:
         curvature = np.asarray(curvature, dtype=float)
         if curvature.shape != p.shape or not np.all(np.isfinite(curvature)):
@@ -199,7 +199,7 @@ def boundary_density(p, slope, kernel: StationaryKernel, reg: float, d: float, b
         p_inside = p[rows] / ndtr(u)
         # the deficit is measured on the longer of the equivalent kernel's length and the
         # bandwidth: a face farther than a few bandwidths does not show in the KDE's slope
-        kappa = np.maximum(bandwidth[rows] * _knee_frequency(p_inside, kernel, reg, d), 1.0)
+        kappa = np.maximum(unit_bandwidth[rows] * _knee_frequency(p_inside, kernel, reg, d), 1.0)
         p_eff[rows] = p_inside * ndtr(kappa * u) ** 2
         if curvature is not None:
             mills = np.minimum(slope[rows], FACE_SLOPE)  # M(u) of the depth read (u = 0 above a face's)
