@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -66,7 +67,7 @@ class SpectralLeverage(LeverageSampler):
     The scores are :math:`h(\hat p(x_i))` (module docstring), with :math:`\hat p` a density
     estimate of the inputs in the kernel's unit-length coordinates, capped at the isolated point's
     bound. Cost: a binned KDE of every point in low dimension (:math:`O(n)`), else a KDE at up to
-    ``max_tree_size`` anchors interpolated to the other points, or a k-NN density in an estimated
+    ``max_samples`` anchors interpolated to the other points, or a k-NN density in an estimated
     intrinsic dimension; then a few hundred univariate integrals: :math:`O(n \log n)` time at most
     and :math:`O(n)` memory.
 
@@ -97,7 +98,7 @@ class SpectralLeverage(LeverageSampler):
     kde : {"auto", "binned", "tree"}, default="auto"
         Gaussian KDE of the ambient path: "binned" bins every point on a grid
         (:class:`~spectral_leverage.density.BinnedDensity`); "tree" evaluates it exactly at up to
-        ``max_tree_size`` anchors and interpolates (:class:`~spectral_leverage.density.TreeDensity`);
+        ``max_samples`` anchors and interpolates (:class:`~spectral_leverage.density.TreeDensity`);
         "auto" bins when the grid fits in ``memory_budget`` (typically d <= 3).
     boundary : bool, default=True
         Correct the scores near faces of the support, where exact leverage exceeds h of the
@@ -105,7 +106,7 @@ class SpectralLeverage(LeverageSampler):
         (:mod:`spectral_leverage.spectral.boundary`). Applies to both ambient KDEs.
     n_neighbors : int, default=50
         Neighbours of the k-NN density (intrinsic path).
-    max_tree_size : int or None, default=16384
+    max_samples : int or None, default=16384
         Size of the anchor subsample of the tree KDE and the k-NN density (and of the intrinsic-
         dimension estimate); None uses every point (the tree KDE then costs :math:`O(n^2)`).
     memory_budget : int, default=256 MiB
@@ -114,6 +115,8 @@ class SpectralLeverage(LeverageSampler):
         Seeds the anchor subsample and, by default, :meth:`sample`.
     verbose : bool, default=False
         Progress bars and per-stage timings (logged at INFO level).
+    max_tree_size : int or None
+        Deprecated alias of ``max_samples`` (a ``FutureWarning``; removed in 0.3).
 
     Attributes
     ----------
@@ -137,7 +140,7 @@ class SpectralLeverage(LeverageSampler):
     ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`):
     ``scores_``, ``leverage_``, ``probabilities_`` and ``density_`` are then lazy Dask arrays with
     X's row chunks and ``effective_dimension_`` a float; the results equal the in-memory fit.
-    Not available on Dask input: ``density``, ``max_tree_size=None``, ``sample(replace=False)``
+    Not available on Dask input: ``density``, ``max_samples=None``, ``sample(replace=False)``
     and :meth:`score_samples`.
 
     References
@@ -166,7 +169,9 @@ class SpectralLeverage(LeverageSampler):
         "kde": [StrOptions({"auto", "binned", "tree"})],
         "boundary": ["boolean"],
         "n_neighbors": POSITIVE_INT,
-        "max_tree_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "max_tree_size": [Interval(Integral, 1, None, closed="left"), None,
+                          Hidden(StrOptions({"deprecated"}))],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],
@@ -174,8 +179,9 @@ class SpectralLeverage(LeverageSampler):
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, bandwidth="scott",
                  integral: str = "quadrature", intrinsic_dim="auto", density=None, kde: str = "auto",
-                 boundary: bool = True, n_neighbors: int = 50, max_tree_size: int | None = 2**14,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
+                 boundary: bool = True, n_neighbors: int = 50, max_samples: int | None = 2**14,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False,
+                 max_tree_size="deprecated"):
         self.kernel = kernel
         self.reg = reg
         self.bandwidth = bandwidth
@@ -185,6 +191,7 @@ class SpectralLeverage(LeverageSampler):
         self.kde = kde
         self.boundary = boundary
         self.n_neighbors = n_neighbors
+        self.max_samples = max_samples
         self.max_tree_size = max_tree_size
         self.memory_budget = memory_budget
         self.random_state = random_state
@@ -210,14 +217,20 @@ class SpectralLeverage(LeverageSampler):
         if self.density is not None:
             backend.require_in_memory("density", "the density is estimated from the data; a known "
                                       "density can be passed for in-memory data")
-        if self.max_tree_size is None:
-            backend.require_in_memory("max_tree_size=None", "it evaluates the KDE at every point; "
+        self._max_samples = self.max_samples
+        if self.max_tree_size != "deprecated":
+            warnings.warn("max_tree_size was renamed max_samples (the name the density estimators use) "
+                          "and will be removed in 0.3; pass max_samples instead.", FutureWarning,
+                          stacklevel=2)
+            self._max_samples = self.max_tree_size
+        if self._max_samples is None:
+            backend.require_in_memory("max_samples=None", "it evaluates the KDE at every point; "
                                       "give an int (default 16384)")
         self._model = self._ambient = None
         start = time.perf_counter()
         # the anchor subsample: the rows the tree KDE, the k-NN density and the intrinsic
         # dimension are fitted on, gathered in the same pass as the columns' statistics
-        anchors = _anchor_indices(n, self.max_tree_size, self.random_state)
+        anchors = _anchor_indices(n, self._max_samples, self.random_state)
         low, high, std, rows = backend.summarise(X, anchors)
         if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
@@ -288,11 +301,11 @@ class SpectralLeverage(LeverageSampler):
         """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE."""
         if on_manifold:
             return KNNDensity(
-                self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self.max_tree_size,
+                self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self._max_samples,
                 memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
             )
         return TreeDensity(
-            self.bandwidth, max_samples=self.max_tree_size,
+            self.bandwidth, max_samples=self._max_samples,
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
 
@@ -322,7 +335,7 @@ class SpectralLeverage(LeverageSampler):
         if choice == "auto":
             if self.density is not None:
                 return float(d), False  # a given density is taken as a density on R^d
-            estimate = intrinsic_dimension(Z, max_samples=self.max_tree_size,
+            estimate = intrinsic_dimension(Z, max_samples=self._max_samples,
                                            random_state=self.random_state)
             return (estimate, True) if estimate < 0.9 * d else (float(d), False)
         value = float(choice)

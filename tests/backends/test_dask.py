@@ -92,8 +92,8 @@ def test_estimated_intrinsic_dimension_equal(client):
     # a plane in R^3: "auto" finds d' ≈ 2 < 0.9·3 from the same anchor rows on both paths
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(40_000, 2)) @ np.array([[1.0, 0.5, 0.2], [0.0, 1.0, -0.4]])
-    local = SpectralLeverage(KERNEL, REG, max_tree_size=4096, random_state=0).fit(X)
-    dist = SpectralLeverage(KERNEL, REG, max_tree_size=4096, random_state=0).fit(
+    local = SpectralLeverage(KERNEL, REG, max_samples=4096, random_state=0).fit(X)
+    dist = SpectralLeverage(KERNEL, REG, max_samples=4096, random_state=0).fit(
         da.from_array(X, chunks=(5000, 3)))
     assert type(dist._model).__name__ == "KNNDensity" and local.intrinsic_dim_ < 2.3
     assert dist.intrinsic_dim_ == local.intrinsic_dim_
@@ -138,8 +138,8 @@ def test_bad_inputs(client, data):
         _sampler().fit(Xd[Xd[:, 0] > 0.5])
     with pytest.raises(ValueError, match="2-D"):
         _sampler().fit(Xd[:, 0])
-    with pytest.raises(ValueError, match="max_tree_size"):
-        _sampler(max_tree_size=None).fit(Xd)
+    with pytest.raises(ValueError, match="max_samples"):
+        _sampler(max_samples=None).fit(Xd)
     with pytest.raises(ValueError, match="density"):
         _sampler(density=np.ones(N)).fit(Xd)
     with pytest.raises(ValueError, match="kde"):

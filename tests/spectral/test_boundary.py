@@ -240,7 +240,7 @@ def test_scores_keep_rising_past_the_face(d, kde, anchors, steps):
     the tree KDE's exact slope keeps rising past the face's, and so does its interpolation (more
     path points than anchors) to first order."""
     X = np.random.default_rng(3).uniform(size=(4000, d))
-    sl = SpectralLeverage(Matern(0.5, nu=1.5), 4000**-0.75, kde=kde, max_tree_size=anchors,
+    sl = SpectralLeverage(Matern(0.5, nu=1.5), 4000**-0.75, kde=kde, max_samples=anchors,
                           random_state=0).fit(X)
     path = np.full((steps, d), 0.5)
     path[:, 0] = np.linspace(0.9, 1.4, steps)  # from inside, across the face at 1, out
@@ -255,13 +255,13 @@ def test_boundary_must_be_a_bool():
         SpectralLeverage(Matern(0.5), 1e-3, boundary="no").fit(X)
 
 
-@pytest.mark.parametrize("max_tree_size", [None, 500])
-def test_tree_kde_scores_are_the_model_applied_to_its_slopes(max_tree_size):
+@pytest.mark.parametrize("max_samples", [None, 500])
+def test_tree_kde_scores_are_the_model_applied_to_its_slopes(max_samples):
     # direct (every point an anchor) and interpolated (500 anchors)
     X = np.random.default_rng(2).uniform(size=(2000, 2))
     kernel, reg = Matern(0.5, nu=1.5), 2000**-0.75
-    sl = SpectralLeverage(kernel, reg, kde="tree", max_tree_size=max_tree_size, random_state=0).fit(X)
-    plain = SpectralLeverage(kernel, reg, kde="tree", boundary=False, max_tree_size=max_tree_size,
+    sl = SpectralLeverage(kernel, reg, kde="tree", max_samples=max_samples, random_state=0).fit(X)
+    plain = SpectralLeverage(kernel, reg, kde="tree", boundary=False, max_samples=max_samples,
                              random_state=0).fit(X)
     np.testing.assert_array_equal(sl.density_, plain.density_)
     p, (slope, curvature) = sl._model.density_and_slopes(X, curvature=True)

@@ -338,3 +338,12 @@ def test_score_samples_far_from_the_data_is_the_isolated_point_bound(kde):
     sl = SpectralLeverage(Matern(0.5, nu=1.5), 2000**-0.75, kde=kde, random_state=0).fit(X)
     far = sl.score_samples(X[:3] + 100.0)
     np.testing.assert_allclose(far, sl._score_cap(2000), rtol=1e-12)
+
+
+def test_max_tree_size_is_a_deprecated_alias_of_max_samples():
+    X = np.random.default_rng(1).uniform(size=(3000, 5))
+    new = SpectralLeverage(RBF(0.5), 1e-3, max_samples=500, random_state=0).fit(X)
+    with pytest.warns(FutureWarning, match="max_samples"):
+        old = SpectralLeverage(RBF(0.5), 1e-3, max_tree_size=500, random_state=0).fit(X)
+    np.testing.assert_array_equal(old.scores_, new.scores_)
+    assert new._model.n_tree_ == 500
