@@ -1,23 +1,19 @@
-r"""Spectral-analysis (SA) ridge leverage scores in near-linear time.
+r"""Spectral-analysis (SA) ridge leverage scores in near-linear time (Chen & Yang, AISTATS 2021).
 
-Chen & Yang (AISTATS 2021, "Fast statistical leverage score approximation in kernel ridge
-regression") show that for a stationary kernel the rescaled ridge leverage score of a point
-depends, to first order, only on the input density there:
+For a stationary kernel the rescaled ridge leverage score of a point depends, to first order, only
+on the input density there:
 
 .. math::
 
     n\,l_i \approx h(p(x_i)), \qquad h(p) = \int \frac{d\xi}{p + \lambda / s(\xi)},
 
-with :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}`, :math:`s` the kernel's spectral density and
-:math:`p` the density of the inputs (conventions: :mod:`spectral_leverage.kernels`; the integral:
-:mod:`spectral_leverage.spectral.quadrature`). The pipeline is a KD-tree kernel density estimate
-(:mod:`spectral_leverage.density`), then one univariate integral per density level.
-
-The approximation is weakest where the density is small or changes fast on the kernel's scale
-(boundaries, tails, outliers). Near faces of the support the binned KDE's scores are corrected by a
-half-space model (:mod:`spectral_leverage.spectral.boundary`). As a safeguard the scores are capped at the
-exact upper bound of a ridge leverage score, :math:`n\,l_i \le n\,k(0)/(k(0) + n\lambda)`
-(attained by an isolated point).
+with :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}`, :math:`s` the kernel's spectral density
+(:mod:`spectral_leverage.kernels`) and :math:`p` the density of the inputs
+(:mod:`spectral_leverage.density`); the integral is :mod:`spectral_leverage.spectral.quadrature`.
+The approximation is weakest where the density changes fast on the kernel's scale; near faces of
+the support the scores are corrected by a half-space model (:mod:`spectral_leverage.spectral.boundary`),
+and every score is capped at the exact bound :math:`n\,l_i \le n\,k(0)/(k(0) + n\lambda)` of an
+isolated point.
 """
 
 from __future__ import annotations
@@ -96,14 +92,12 @@ class SpectralLeverage(LeverageSampler):
         callable ``density(X) -> (n,)`` (needed for :meth:`score_samples`), with respect to
         Lebesgue measure in X's units. In-memory data only.
     kde : {"auto", "binned", "tree"}, default="auto"
-        Gaussian KDE of the ambient path: "binned" bins every point on a grid
-        (:class:`~spectral_leverage.density.BinnedDensity`); "tree" evaluates it exactly at up to
-        ``max_samples`` anchors and interpolates (:class:`~spectral_leverage.density.TreeDensity`);
-        "auto" bins when the grid fits in ``memory_budget`` (typically d <= 3).
+        Gaussian KDE of the ambient path: :class:`~spectral_leverage.density.BinnedDensity` or
+        :class:`~spectral_leverage.density.TreeDensity`; "auto" bins when the grid fits in
+        ``memory_budget`` (typically d <= 3).
     boundary : bool, default=True
-        Correct the scores near faces of the support, where exact leverage exceeds h of the
-        interior density, by a half-space model read off the KDE's slope
-        (:mod:`spectral_leverage.spectral.boundary`). Applies to both ambient KDEs.
+        Correct the scores near faces of the support by a half-space model read off the KDE's
+        slope (:mod:`spectral_leverage.spectral.boundary`), on both ambient KDEs.
     n_neighbors : int, default=50
         Neighbours of the k-NN density (intrinsic path).
     max_samples : int or None, default=16384
@@ -133,15 +127,13 @@ class SpectralLeverage(LeverageSampler):
 
     Notes
     -----
-    Constant features do not change the kernel matrix and are dropped; if every feature is
-    constant, every point is the same and the exact scores :math:`n\,l_i = k(0)/(k(0) + \lambda)`
-    are returned.
+    Constant features do not change the kernel matrix and are dropped; if all are, the exact
+    scores :math:`n\,l_i = k(0)/(k(0) + \lambda)` are returned.
 
-    ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`):
-    ``scores_``, ``leverage_``, ``probabilities_`` and ``density_`` are then lazy Dask arrays with
-    X's row chunks and ``effective_dimension_`` a float; the results equal the in-memory fit.
-    Not available on Dask input: ``density``, ``max_samples=None``, ``sample(replace=False)``
-    and :meth:`score_samples`.
+    ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`),
+    with the in-memory results: ``scores_``, ``leverage_``, ``probabilities_`` and ``density_``
+    are then lazy Dask arrays with X's row chunks. Not on Dask input: ``density``,
+    ``max_samples=None``, ``sample(replace=False)``, :meth:`score_samples`.
 
     References
     ----------

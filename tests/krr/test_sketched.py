@@ -6,7 +6,7 @@ from krr_problems import exact_krr, mixture_problem, single_threaded_blas, small
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, Matern
-from sklearn.utils.estimator_checks import check_estimator
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spectral_leverage.krr.sketched as sketched_module
 from spectral_leverage.krr import RandomFourierKRR, SketchedKRR
@@ -142,12 +142,12 @@ def test_sketched_refuses_large_n_unless_forced(monkeypatch):
     assert SketchedKRR(RBF(), 1e-3, 10, force=True, random_state=0).fit(X, y).predict(X).shape == (60,)
 
 
-@pytest.mark.parametrize("estimator", [
+# scikit-learn's own API checks (clone, params, n_features_in_, multi-output, y=None, ...);
+# check_regressors_train needs R² > 0.5 on 10-d data, hence the long length scale and D = 300.
+@parametrize_with_checks([
     SketchedKRR(RBF(5.0), 1e-5, 10, random_state=0),
     SketchedKRR(RBF(5.0), 1e-5, 10, sketch="ros", random_state=0),
     RandomFourierKRR(RBF(5.0), 1e-5, 300, random_state=0),
-], ids=["gaussian", "ros", "rff"])
-def test_scikit_learn_estimator_checks(estimator):
-    # scikit-learn's own API checks (clone, params, n_features_in_, multi-output, y=None, ...);
-    # check_regressors_train needs R² > 0.5 on 10-d data, hence the long length scale and D = 300.
-    check_estimator(estimator)
+])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
