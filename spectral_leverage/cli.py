@@ -1,4 +1,4 @@
-"""The ``spectral-leverage`` command.
+"""The ``spectral-leverage`` command: ridge leverage scores of the rows of a data file.
 
 Sub-commands
 ------------
@@ -12,29 +12,46 @@ Sub-commands
     The validation suite (:func:`spectral_leverage.validation.run_validation`): report.md, PNG
     figures and results.json in DIR (needs matplotlib: ``pip install "spectral_leverage[validate]"``).
 
-DATA is a CSV file (one header row, numeric columns) or an .npy array of shape (n, d). Errors in
-the input or the options end the command with exit code 2 and a one-line message on stderr.
+DATA and OUT are tables (:mod:`spectral_leverage.io`): CSV, TSV or text (compressed or not),
+Parquet or .npy by extension, ``-`` for standard input or output. Errors in the input or the
+options end the command with exit code 2 and a one-line message on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 from sklearn.gaussian_process.kernels import RBF, Matern
 
 from .datasets import make_bimodal
-from .io import InputError, read_table, write_table
+from .io import FORMATS, InputError, check_writable, read_table, write_table
 from .metrics import score_accuracy
 from .samplers import SAMPLERS, make_sampler
 from .samplers.exact import exact_leverage
 from .spectral import SpectralLeverage
 
 __all__ = ["main"]
+
+logger = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+Ridge leverage scores of the rows of a data file, in near-linear time (the spectral method of
+Chen & Yang, 2021), or by any method of the literature for comparison.
+
+examples:
+  spectral-leverage scores data.csv --standardize --drop-target --reg 1e-3 -o scores.csv
+  spectral-leverage sample data.parquet -m 500 --reg 1e-3 -o centres.txt
+  zcat data.csv.gz | spectral-leverage scores - --reg 1e-3 -o - | head
+  spectral-leverage demo
+  spectral-leverage validate --quick --out report/
+"""
 
 
 def _kernel(args: argparse.Namespace):
@@ -48,13 +65,36 @@ def _kernel(args: argparse.Namespace):
 
 
 def _load(args: argparse.Namespace) -> np.ndarray:
-    X = read_table(args.data, drop_target=args.drop_target)
+    check_writable(args.output)
+    X = read_table(args.data, drop_target=args.drop_target, header=args.header,
+                   delimiter=args.delimiter)
     if X.shape[0] < 2:
         raise InputError(f"{args.data}: need at least 2 rows, got {X.shape[0]}")
+    scale = X.std(axis=0)
     if args.standardize:
-        scale = X.std(axis=0)
         X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    elif np.any(scale > 0) and scale.max() > 100 * scale[scale > 0].min():
+        logger.warning("the columns' standard deviations differ by %.0fx, so the kernel sees mostly the "
+                       "widest ones: pass --standardize (and --drop-target if the last column is a "
+                       "target)", scale.max() / scale[scale > 0].min())
     return X
+
+
+def _warn_if_isolated(args: argparse.Namespace, scores: np.ndarray) -> None:
+    """Most scores at the isolated point's bound n/(1 + nλ) say nothing about the data: the length
+    scale is short for the data's spread (often: unstandardised columns, or a target column)."""
+    n = scores.shape[0]
+    at_cap = float(np.mean(scores >= (1 - 1e-6) * n / (1 + n * args.reg)))
+    if at_cap > 0.5:
+        logger.warning("%.0f %% of the points are isolated at length scale %g (their scores all equal "
+                       "the bound n/(1 + n*reg) and carry no information): pass --standardize, "
+                       "--drop-target if the last column is a target, or a longer --length-scale",
+                       100 * at_cap, args.length_scale)
+
+
+def _report(args: argparse.Namespace, message: str) -> None:
+    """A one-line summary: on stdout, unless the table itself goes there."""
+    print(message, file=sys.stderr if args.output == "-" else sys.stdout)
 
 
 def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
@@ -62,8 +102,8 @@ def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
     if not args.reg > 0:
         raise InputError(f"--reg must be > 0, got {args.reg}")
     sampler = make_sampler(args.method, kernel=_kernel(args), reg=args.reg, random_state=args.seed)
-    if "verbose" in sampler.get_params():
-        sampler.set_params(verbose=not args.quiet)
+    if "verbose" in sampler.get_params():  # progress bars on a terminal only
+        sampler.set_params(verbose=not args.quiet and sys.stderr.isatty())
     start = time.perf_counter()
     sampler.fit(X)
     logging.getLogger(__name__).info("%s scores for %d rows in %.2f s", args.method, X.shape[0],
@@ -73,10 +113,11 @@ def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
 
 def _scores(args: argparse.Namespace) -> int:
     sampler = _fitted_sampler(args, _load(args))
+    _warn_if_isolated(args, sampler.scores_)
     table = np.column_stack([sampler.scores_, sampler.leverage_, sampler.probabilities_])
     write_table(args.output, table, ["score", "leverage", "probability"], "%.10g")
-    print(f"wrote {table.shape[0]} rows to {args.output} "
-          f"(effective dimension {sampler.effective_dimension_:.4g})")
+    _report(args, f"wrote {table.shape[0]} rows to {args.output} "
+                  f"(effective dimension {sampler.effective_dimension_:.4g})")
     return 0
 
 
@@ -90,7 +131,7 @@ def _sample(args: argparse.Namespace) -> int:
         write_table(args.output, indices, [], "%d")
     else:
         write_table(args.output, indices[:, None], ["index"], "%d")
-    print(f"wrote {indices.size} indices to {args.output}")
+    _report(args, f"wrote {indices.size} indices to {args.output}")
     return 0
 
 
@@ -150,18 +191,31 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _add_score_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", help="CSV file (header row, numeric columns) or .npy array (n, d)")
-    parser.add_argument("-o", "--output", required=True, help="output file (.csv, .txt or .npy)")
-    parser.add_argument("--kernel", choices=("matern", "rbf"), default="matern")
+    formats = ", ".join(FORMATS)
+    parser.add_argument("data", help=f"data table ({formats}; text may be .gz, .bz2, .xz or .zst), "
+                                     "or - for standard input (CSV)")
+    parser.add_argument("-o", "--output", required=True,
+                        help=f"output table, format from the extension ({formats}), or - for standard "
+                             "output (CSV)")
+    parser.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                        help="whether the data start with a header row (default: detected; a first row "
+                             "of numbers only is data)")
+    parser.add_argument("--delimiter", default=None,
+                        help="field delimiter of text data (default: tab for .tsv, else comma)")
+    parser.add_argument("--kernel", choices=("matern", "rbf"), default="matern",
+                        help="Matérn (with --nu) or Gaussian (RBF) kernel (default matern)")
     parser.add_argument("--nu", type=float, default=1.5, help="Matérn smoothness (default 1.5)")
-    parser.add_argument("--length-scale", type=float, default=1.0, help="kernel length scale (default 1)")
+    parser.add_argument("--length-scale", type=float, default=1.0,
+                        help="kernel length scale, in the data's units (default 1; see --standardize)")
     parser.add_argument("--reg", type=float, required=True, help="regulariser λ > 0 (K(K + nλI)^-1)")
     parser.add_argument("--method", choices=sorted(SAMPLERS), default="spectral",
                         help="leverage method (default spectral)")
-    parser.add_argument("--standardize", action="store_true", help="standardise each column first")
+    parser.add_argument("--standardize", action="store_true",
+                        help="standardise each column first (recommended: one length scale for all)")
     parser.add_argument("--drop-target", action="store_true", help="ignore the last column (a target)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars or timings")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars or timings (progress shows only on a terminal anyway)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -172,7 +226,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="spectral-leverage", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="spectral-leverage", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('spectral_leverage')}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     scores = sub.add_parser("scores", help="leverage scores of the rows of a data file")
     _add_score_options(scores)
@@ -183,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample.set_defaults(run=_sample)
     demo = sub.add_parser("demo", help="spectral vs exact scores on built-in synthetic data")
     demo.add_argument("--n", type=int, default=4000, help="points per design (default 4000)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.set_defaults(run=_demo, quiet=False)
     validate = sub.add_parser("validate", help="the validation suite: report.md, figures, results.json")
     validate.add_argument("--quick", action="store_true", help="small sizes: under 3 minutes on 2 cores")
@@ -211,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args)
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (InputError, ValueError, TypeError) as err:
         message = " ".join(str(err).split())
         print(f"spectral-leverage {args.command}: error: {message}", file=sys.stderr)

@@ -134,3 +134,60 @@ def test_help_for_each_command():
     for command in ("scores", "sample", "demo", "validate"):
         result = run(command, "--help")
         assert result.returncode == 0 and "usage" in result.stdout
+
+
+def test_headerless_csv_scores_every_row(tmp_path):
+    X = np.random.default_rng(3).normal(size=(200, 2))
+    path = tmp_path / "plain.csv"
+    np.savetxt(path, X, delimiter=",")
+    out = tmp_path / "s.csv"
+    result = run("scores", path, "--reg", "1e-3", "-o", out, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert np.loadtxt(out, delimiter=",", skiprows=1).shape == (200, 3)
+    one_line_error(run("scores", path, "--header", "--reg", "1e-3", "-o", out), "--no-header")
+
+
+def test_standard_input_and_output_through_a_closed_pipe(tmp_path):
+    X = np.random.default_rng(4).normal(size=(5000, 2))
+    path = tmp_path / "plain.csv"
+    np.savetxt(path, X, delimiter=",")
+    command = " ".join([*COMMAND, "scores", "-", "--reg", "1e-3", "-o", "-", "--quiet"])
+    result = subprocess.run(f"{command} < {path} | head -2; exit ${{PIPESTATUS[0]}}", shell=True,
+                            executable="/bin/bash", capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "score,leverage,probability"
+    assert len(result.stdout.splitlines()) == 2
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
+
+
+def test_compressed_and_parquet_tables(data_csv, tmp_path):
+    X = np.loadtxt(data_csv, delimiter=",", skiprows=1)
+    np.savetxt(tmp_path / "data.csv.gz", X, delimiter=",", header="a,b,c", comments="")
+    result = run("scores", tmp_path / "data.csv.gz", "--drop-target", "--reg", "1e-3", "-o",
+                 tmp_path / "s.parquet", "--quiet")
+    assert result.returncode == 0, result.stderr
+    pandas = pytest.importorskip("pandas")
+    assert list(pandas.read_parquet(tmp_path / "s.parquet").columns) == ["score", "leverage", "probability"]
+
+
+def test_unknown_output_format_is_a_one_line_error(data_csv, tmp_path):
+    one_line_error(run("scores", data_csv, "--reg", "1e-3", "-o", tmp_path / "s.json"),
+                   "unknown table format", ".json")
+
+
+def test_unstandardised_data_with_a_target_warn_and_name_the_fix(tmp_path):
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.normal(20, 7, 1000), rng.normal(1000, 6, 1000), rng.normal(450, 17, 1000)])
+    path = tmp_path / "raw.csv"
+    np.savetxt(path, X, delimiter=",", header="a,b,target", comments="")
+    result = run("scores", path, "--reg", "1e-3", "-o", tmp_path / "s.csv", "--quiet")
+    assert result.returncode == 0
+    assert "--standardize" in result.stderr and "--drop-target" in result.stderr
+    result = run("scores", path, "--standardize", "--drop-target", "--reg", "1e-3", "-o",
+                 tmp_path / "s.csv", "--quiet")
+    assert "WARNING" not in result.stderr
+
+
+def test_version():
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.startswith("spectral-leverage ")
