@@ -2,18 +2,16 @@ r"""El Alaoui & Mahoney (2015): ridge leverage scores of a column-sampled Nystr�
 
 from __future__ import annotations
 
-from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils import check_scalar
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
     POSITIVE,
+    POSITIVE_INT,
     RANDOM_STATE,
     check_positive,
     check_random_state,
@@ -29,15 +27,12 @@ __all__ = ["AlaouiMahoneySampler"]
 class AlaouiMahoneySampler(LeverageSampler):
     r"""Approximate ridge leverage from a diagonal-sampled Nyström approximation (``"alaoui-mahoney"``).
 
-    Conventions: :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` with :math:`\lambda` = ``reg``;
-    ``scores_`` are :math:`n\,\tilde l_i`.
-
-    Algorithm (El Alaoui & Mahoney, "Fast randomized kernel ridge regression with statistical
-    guarantees", NeurIPS 2015, Algorithm 1): draw ``n_columns`` = p distinct columns J with
-    probabilities proportional to the diagonal :math:`k_{ii}` (uniform for a stationary kernel), form
-    :math:`L = C W^{+} C^\top` with :math:`C = K_{nJ}`, :math:`W = K_{JJ}`, and return
-    :math:`\tilde l_i = [L(L + n\lambda I)^{-1}]_{ii}`, computed through the p×p system
-    :math:`B^\top B + n\lambda I` with :math:`B = C W^{+1/2}`.
+    El Alaoui & Mahoney, "Fast randomized kernel ridge regression with statistical guarantees",
+    NeurIPS 2015, Algorithm 1: draw ``n_columns`` = p distinct columns J with probabilities
+    proportional to the diagonal :math:`k_{ii}` (uniform for a stationary kernel) and return the
+    ridge leverage scores of the Nyström matrix :math:`L = K_{nJ} K_{JJ}^{+} K_{Jn}`
+    (:func:`~spectral_leverage.samplers._dictionary.nystrom_leverage`). ``scores_`` are
+    :math:`n\,\tilde l_i` on the scale of :class:`~spectral_leverage.base.LeverageSampler`.
 
     Parameters
     ----------
@@ -49,11 +44,15 @@ class AlaouiMahoneySampler(LeverageSampler):
         Number p of sampled columns (capped at n). None uses :math:`p = \lceil \sqrt{n}\,\log n \rceil`.
         The paper's guarantee needs :math:`p \gtrsim d_\mathrm{mof} \log n`, with
         :math:`d_\mathrm{mof} = n \max_i l_i` the maximal degrees of freedom, unknown before fitting;
-        :math:`\sqrt n` stands in for :math:`d_\mathrm{mof}` (it is the usual Nyström budget, and on
-        the validation designs, n = 4000 and ``reg`` = n^{-3/4}, p = 525 gives 5th/95th percentile
-        R-ACC within [0.9, 1.08]) while keeping the cost :math:`O(n p^2) = O(n^2 \log^2 n)`; pass an
-        explicit p for large n or very peaked densities.
-    random_state : int, numpy Generator or None
+        :math:`\sqrt n`, the usual Nyström budget, stands in for it and keeps the cost
+        :math:`O(n p^2) = O(n^2 \log^2 n)`. Pass an explicit p for large n or very peaked densities.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the column draw.
+
+    Attributes
+    ----------
+    column_indices_ : ndarray of shape (p,)
+        The sampled columns, sorted.
 
     Notes
     -----
@@ -74,7 +73,7 @@ class AlaouiMahoneySampler(LeverageSampler):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,
-        "n_columns": [Interval(Integral, 1, None, closed="left"), None],
+        "n_columns": [*POSITIVE_INT, None],
         "random_state": RANDOM_STATE,
     }
 
@@ -89,12 +88,9 @@ class AlaouiMahoneySampler(LeverageSampler):
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         kernel = check_kernel(resolve_kernel(self.kernel))
-        reg = check_positive(self.reg, "reg")
+        reg = check_positive(self.reg, "reg")  # the constraint admits inf
         n = X.shape[0]
-        if self.n_columns is None:
-            p = int(np.ceil(np.sqrt(n) * np.log(n)))
-        else:
-            p = int(check_scalar(self.n_columns, "n_columns", Integral, min_val=1))
+        p = int(np.ceil(np.sqrt(n) * np.log(n))) if self.n_columns is None else int(self.n_columns)
         p = min(p, n)
         rng = check_random_state(self.random_state)
         diag = kernel.diag(X)
@@ -102,7 +98,6 @@ class AlaouiMahoneySampler(LeverageSampler):
             cols = np.arange(n)
         else:
             cols = np.sort(rng.choice(n, size=p, replace=False, p=diag / diag.sum()))
-        self.n_features_in_ = X.shape[1]
         self.column_indices_ = cols
         self._set_scores(n * nystrom_leverage(X, kernel, X[cols], n * reg))
         return self

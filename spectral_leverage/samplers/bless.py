@@ -6,7 +6,6 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils import check_scalar
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
@@ -21,7 +20,7 @@ from .._validation import (
 )
 from ..base import LeverageSampler
 from ..kernels import resolve_kernel
-from ._dictionary import SCORINGS, check_kernel, check_scoring, dictionary_scores, weighted_rls
+from ._dictionary import SCORINGS, check_kernel, dictionary_scores, weighted_rls
 
 __all__ = ["BLESS"]
 
@@ -29,20 +28,19 @@ __all__ = ["BLESS"]
 class BLESS(LeverageSampler):
     r"""BLESS leverage scores with growing dictionaries along a λ path (the ``"bless"`` method).
 
-    Conventions: :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` with :math:`\lambda` = ``reg``;
-    ``scores_`` are :math:`n\,\tilde l_i`. BLESS's :math:`\lambda` is on the un-normalised kernel
-    scale: :math:`\lambda_\mathrm{BLESS} = n\lambda`.
-
-    Algorithm (Rudi, Calandriello, Carratino & Rosasco, "On fast leverage score sampling and
-    optimal learning", NeurIPS 2018, Algorithm 1; reference code ``LCSL/bless``): a geometric path
-    of ``n_steps`` = H values :math:`\gamma_1 = n > \dots > \gamma_H = n\lambda`. The first
+    Rudi, Calandriello, Carratino & Rosasco, "On fast leverage score sampling and optimal
+    learning", NeurIPS 2018, Algorithm 1 (reference code ``LCSL/bless``), whose :math:`\lambda` is
+    on the un-normalised kernel scale, :math:`\lambda_\mathrm{BLESS} = n\lambda`. It follows a
+    geometric path of ``n_steps`` = H values :math:`\gamma_1 = n > \dots > \gamma_H = n\lambda`. The first
     dictionary keeps each point with probability :math:`\bar q\,k_{ii}/n`. At each step h, a
     uniform-style candidate set U keeps each point with probability
     :math:`u_i = \min(1, \bar q\,k_{ii}/(k_{ii} + \gamma_h))` (an upper bound on
     :math:`\bar q\,l_i(\gamma_h)`); the current dictionary scores the candidates with the
-    weighted-dictionary estimator at :math:`\gamma_h`, and candidate i enters the new dictionary
-    with probability :math:`\min(\bar q\,\tilde l_i, u_i)/u_i`. Finally the last dictionary scores
-    all n points at :math:`\gamma_H = n\lambda`.
+    weighted-dictionary estimator (:func:`~spectral_leverage.samplers._dictionary.weighted_rls`) at
+    :math:`\gamma_h`, and candidate i enters the new dictionary with probability
+    :math:`\min(\bar q\,\tilde l_i, u_i)/u_i`. Finally the last dictionary scores all n points at
+    :math:`\gamma_H = n\lambda`. ``scores_`` are :math:`n\,\tilde l_i` on the scale of
+    :class:`~spectral_leverage.base.LeverageSampler`.
 
     Parameters
     ----------
@@ -51,19 +49,24 @@ class BLESS(LeverageSampler):
     reg : float, default=1e-3
         :math:`\lambda > 0`.
     qbar : float, default=2
-        Oversampling factor :math:`\bar q \ge 1` (the reference code's default; its README
+        Oversampling factor :math:`\bar q \ge 1`, finite (the reference code's default; its README
         suggests [2, 10]). The dictionary holds about :math:`\bar q\,d_\mathrm{eff}` centres.
     n_steps : int or None, default=None
         H, the number of λ values on the path (including the initial one); None uses
         :math:`\lceil \log n \rceil` (the reference default).
     scoring : {"nystrom", "weighted"}, default="nystrom"
-        Final estimator of the n scores from the dictionary (see
-        :func:`~spectral_leverage.samplers._dictionary.dictionary_scores`): the leverage of the
-        dictionary's Nyström approximation (default: weight-free, much lower variance; low in
-        absolute scale, and by more the fewer centres per effective dimension), or the paper's
-        importance-weighted estimator (slightly high). With few centres per effective dimension
-        ``"weighted"`` ranks points better (the design notes have the figures).
-    random_state : int, numpy Generator or None
+        Final estimator of the n scores from the dictionary
+        (:func:`~spectral_leverage.samplers._dictionary.dictionary_scores`). With few centres per
+        effective dimension ``"weighted"`` ranks points better (see the design notes).
+    random_state : int, numpy Generator or None, default=None
+        Seeds the Bernoulli draws.
+
+    Attributes
+    ----------
+    dictionary_indices_, dictionary_probabilities_ : ndarray
+        The final dictionary and its total inclusion probabilities.
+    reg_path_ : ndarray of shape (n_steps,)
+        The path :math:`\gamma_h / n`, ending at ``reg``.
 
     Notes
     -----
@@ -79,7 +82,7 @@ class BLESS(LeverageSampler):
     The reference code's conditional weights understate the dictionary's kernel by the factor
     :math:`u_i`, which acts as extra regularisation and grows the dictionary (and its effective
     dimension); the unbiased weights used here need a larger :math:`\bar q` for the same accuracy
-    (the design notes have the measurements).
+    (see the design notes).
 
     Examples
     --------
@@ -115,16 +118,10 @@ class BLESS(LeverageSampler):
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         kernel = check_kernel(resolve_kernel(self.kernel))
-        reg = check_positive(self.reg, "reg")
-        qbar = float(check_scalar(self.qbar, "qbar", Real, min_val=1.0))
-        if not np.isfinite(qbar):
-            raise ValueError(f"qbar must be finite, got {self.qbar!r}.")
+        reg = check_positive(self.reg, "reg")  # the constraints admit inf
+        qbar = check_positive(self.qbar, "qbar")
         n = X.shape[0]
-        if self.n_steps is None:
-            H = max(2, int(np.ceil(np.log(n))))
-        else:
-            H = int(check_scalar(self.n_steps, "n_steps", Integral, min_val=2))
-        scoring = check_scoring(self.scoring)
+        H = max(2, int(np.ceil(np.log(n)))) if self.n_steps is None else int(self.n_steps)
         rng = check_random_state(self.random_state)
         diag = kernel.diag(X)
         gamma_final = n * reg
@@ -150,8 +147,6 @@ class BLESS(LeverageSampler):
         self.dictionary_indices_ = idx
         self.dictionary_probabilities_ = dict_probs
         self.reg_path_ = path / n
-        self.n_features_in_ = X.shape[1]
-        self._set_scores(
-            n * dictionary_scores(X, kernel, X[idx], dict_probs, gamma_final, scoring, diag=diag)
-        )
+        scores = dictionary_scores(X, kernel, X[idx], dict_probs, gamma_final, self.scoring, diag=diag)
+        self._set_scores(n * scores)
         return self

@@ -88,7 +88,8 @@ class ExactLeverage(LeverageSampler):
         :math:`\\lambda > 0`.
     force : bool, default=False
         Allow n above 30 000.
-    random_state : int, numpy Generator or None
+    random_state : int, numpy Generator or None, default=None
+        Default seed of :meth:`sample` (the scores themselves are deterministic).
 
     Examples
     --------
@@ -116,7 +117,6 @@ class ExactLeverage(LeverageSampler):
         """Compute exact scores ``scores_ = n · l_i``."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        self.n_features_in_ = X.shape[1]
         leverage = exact_leverage(X, resolve_kernel(self.kernel), self.reg, force=self.force)
         self._set_scores(X.shape[0] * leverage)
         return self

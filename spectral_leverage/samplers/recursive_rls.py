@@ -2,11 +2,10 @@ r"""Recursive ridge leverage score sampling (Musco & Musco, NeurIPS 2017)."""
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils import check_scalar
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
@@ -14,6 +13,7 @@ from .._validation import (
     DEFAULT_REG,
     KERNEL,
     POSITIVE,
+    POSITIVE_INT,
     RANDOM_STATE,
     check_positive,
     check_random_state,
@@ -21,7 +21,7 @@ from .._validation import (
 )
 from ..base import LeverageSampler
 from ..kernels import resolve_kernel
-from ._dictionary import SCORINGS, check_kernel, check_scoring, dictionary_scores, weighted_rls
+from ._dictionary import SCORINGS, check_kernel, dictionary_scores, weighted_rls
 
 __all__ = ["RecursiveRLS"]
 
@@ -29,19 +29,18 @@ __all__ = ["RecursiveRLS"]
 class RecursiveRLS(LeverageSampler):
     r"""Recursive-RLS leverage scores by recursive halving (the ``"recursive-rls"`` method).
 
-    Conventions: :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` with :math:`\lambda` = ``reg``;
-    ``scores_`` are :math:`n\,\tilde l_i`. The paper's ridge parameter is on the un-normalised
-    kernel scale: :math:`\lambda_\mathrm{MM} = n\lambda`.
-
-    Algorithm (Musco & Musco, "Recursive sampling for the Nyström method", NeurIPS 2017; reference
-    code ``cnmusco/recursive-nystrom``): a random permutation defines nested uniform subsets of
-    sizes :math:`n, \lceil n/2\rceil, \dots` down to at most ``sample_size`` = s points, which are
-    the base dictionary (weight 1). Going back up, each level scores its points with the
-    weighted-dictionary estimator built from the level below and keeps each point independently
-    with probability :math:`p_i = \min(1, \text{oversampling}\cdot\tilde l_i)` (weight
-    :math:`1/p_i`). At level 0 (all n points) the multiplier is raised, if needed, so that at least
-    s centres are expected (the reference code's last level draws s centres); that sample is the
-    final dictionary, from which the scores of all n points are computed.
+    Musco & Musco, "Recursive sampling for the Nyström method", NeurIPS 2017 (reference code
+    ``cnmusco/recursive-nystrom``), whose ridge parameter is :math:`\lambda_\mathrm{MM} = n\lambda`.
+    A random permutation defines nested uniform subsets of sizes :math:`n, \lceil n/2\rceil, \dots`
+    down to at most ``sample_size`` = s points, which are the base dictionary (weight 1). Going
+    back up, each level scores its points with the weighted-dictionary estimator
+    (:func:`~spectral_leverage.samplers._dictionary.weighted_rls`) built from the level below and
+    keeps each point independently with probability
+    :math:`p_i = \min(1, \text{oversampling}\cdot\tilde l_i)` (weight :math:`1/p_i`). At level 0
+    (all n points) the multiplier is raised, if needed, so that at least s centres are expected
+    (the reference code's last level draws s centres); that sample is the final dictionary, from
+    which the scores of all n points are computed. ``scores_`` are :math:`n\,\tilde l_i` on the
+    scale of :class:`~spectral_leverage.base.LeverageSampler`.
 
     Parameters
     ----------
@@ -54,30 +53,35 @@ class RecursiveRLS(LeverageSampler):
         :math:`\lceil \log_2(n/s) \rceil`. None uses :math:`s = \lceil\sqrt n\rceil` (the reference
         code's default). With s >= n every point is kept and the scores are exact.
     oversampling : float or None, default=None
-        Multiplier of the estimated leverage in the Bernoulli probabilities. None uses
-        :math:`\log s` (the reference code's default), floored at 1.
+        Multiplier (>= 1, finite) of the estimated leverage in the Bernoulli probabilities. None
+        uses :math:`\log s` (the reference code's default), floored at 1.
     scoring : {"nystrom", "weighted"}, default="nystrom"
-        Final estimator of the n scores from the dictionary (see
-        :func:`~spectral_leverage.samplers._dictionary.dictionary_scores`): the leverage of the
-        dictionary's Nyström approximation (default: weight-free, much lower variance; low in
-        absolute scale, and by more the fewer centres per effective dimension), or the paper's
-        importance-weighted estimator (slightly high). With few centres per effective dimension
-        ``"weighted"`` ranks points better (the design notes have the figures).
-    random_state : int, numpy Generator or None
+        Final estimator of the n scores from the dictionary
+        (:func:`~spectral_leverage.samplers._dictionary.dictionary_scores`). With few centres per
+        effective dimension ``"weighted"`` ranks points better (see the design notes).
+    random_state : int, numpy Generator or None, default=None
+        Seeds the permutation and the Bernoulli draws.
+
+    Attributes
+    ----------
+    dictionary_indices_ : ndarray of int
+        The final dictionary's points, sorted.
+    dictionary_probabilities_ : ndarray
+        Their inclusion probabilities :math:`p_j` in the final draw.
 
     Notes
     -----
     With fixed :math:`\lambda` each level keeps about oversampling · :math:`d_\mathrm{eff}` points
     (m in expectation), so the time is :math:`O(n m^2)` (geometric over the levels, dominated by
     the final pass over all n points) and memory :math:`O(b m + m^2)` with row blocks of b rows.
+
     A level-(l+1) dictionary scores level l with the weights :math:`1/p_j` it got in the uniform
     half it was sampled from, as in the paper (Algorithm 2 composes an unweighted uniform half with
     the recursive sample) and the reference code: the estimates approximate leverage scores
     relative to the half, upper bounds on those relative to level l (leverage scores only shrink as
-    points are added); rescaling them by the size ratio would drop that margin (the design notes
-    have the measurement). The final dictionary is sampled from all n
-    points, so its probabilities are exact inclusion probabilities and its scores keep the absolute
-    scale of :math:`l_i`.
+    points are added); rescaling them by the size ratio would drop that margin. The final
+    dictionary is sampled from all n points, so its probabilities are exact inclusion
+    probabilities and its scores keep the absolute scale of :math:`l_i`.
 
     Examples
     --------
@@ -92,7 +96,7 @@ class RecursiveRLS(LeverageSampler):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,
-        "sample_size": [Interval(Integral, 1, None, closed="left"), None],
+        "sample_size": [*POSITIVE_INT, None],
         "oversampling": [Interval(Real, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(SCORINGS))],
         "random_state": RANDOM_STATE,
@@ -113,19 +117,13 @@ class RecursiveRLS(LeverageSampler):
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         kernel = check_kernel(resolve_kernel(self.kernel))
-        reg = check_positive(self.reg, "reg")
+        reg = check_positive(self.reg, "reg")  # the constraints admit inf
         n = X.shape[0]
-        if self.sample_size is None:
-            s = int(np.ceil(np.sqrt(n)))
-        else:
-            s = int(check_scalar(self.sample_size, "sample_size", Integral, min_val=1))
+        s = int(np.ceil(np.sqrt(n))) if self.sample_size is None else int(self.sample_size)
         if self.oversampling is None:
             oversamp = max(1.0, float(np.log(s)))
         else:
-            oversamp = float(check_scalar(self.oversampling, "oversampling", Real, min_val=1.0))
-            if not np.isfinite(oversamp):
-                raise ValueError(f"oversampling must be finite, got {self.oversampling!r}.")
-        scoring = check_scoring(self.scoring)
+            oversamp = check_positive(self.oversampling, "oversampling")
         rng = check_random_state(self.random_state)
         gamma = n * reg
         diag = kernel.diag(X)
@@ -157,6 +155,6 @@ class RecursiveRLS(LeverageSampler):
         order = np.argsort(centres)
         self.dictionary_indices_ = centres[order]
         self.dictionary_probabilities_ = dict_probs[order]
-        self.n_features_in_ = X.shape[1]
-        self._set_scores(n * dictionary_scores(X, kernel, X[centres], dict_probs, gamma, scoring, diag=diag))
+        scores = dictionary_scores(X, kernel, X[centres], dict_probs, gamma, self.scoring, diag=diag)
+        self._set_scores(n * scores)
         return self

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
-from .._validation import (
-    KERNEL,
-    RANDOM_STATE,
-    validate_params,
-)
+from .._validation import DEFAULT_REG, KERNEL, POSITIVE, RANDOM_STATE, validate_params
 from ..base import LeverageSampler
 
 __all__ = ["UniformSampler"]
@@ -25,6 +19,15 @@ class UniformSampler(LeverageSampler):
     It estimates no leverage: ``scores_`` are all 1 and ``effective_dimension_`` is NaN.
     ``kernel`` and ``reg`` are accepted, and ignored, so that every method shares one signature.
 
+    Parameters
+    ----------
+    kernel : sklearn kernel or None, default=None
+        Ignored.
+    reg : float or None, default=1e-3
+        Ignored (None is accepted too).
+    random_state : int, numpy Generator or None, default=None
+        Default seed of :meth:`sample`.
+
     Examples
     --------
     >>> import numpy as np
@@ -35,11 +38,11 @@ class UniformSampler(LeverageSampler):
 
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
-        "reg": [Interval(Real, 0, None, closed="neither"), None],
+        "reg": [*POSITIVE, None],
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, kernel=None, reg=None, *, random_state=None):
+    def __init__(self, kernel=None, reg=DEFAULT_REG, *, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.random_state = random_state
@@ -48,7 +51,6 @@ class UniformSampler(LeverageSampler):
         """Set uniform probabilities over the rows of X."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        self.n_features_in_ = X.shape[1]
         self._set_scores(np.ones(X.shape[0]))
         self.effective_dimension_ = float("nan")
         return self
