@@ -43,6 +43,10 @@ def test_sampler_protocol():
     eigenvalues = np.linalg.eigvalsh(RBF()(X))
     assert s.effective_dimension_ == pytest.approx(np.sum(eigenvalues / (eigenvalues + 200 * 1e-2)),
                                                    rel=1e-10)
+    # and l_i = [(K + nλI)^{-1} K]_ii by a linear solve (no Cholesky inverse)
+    K = RBF()(X)
+    np.testing.assert_allclose(s.leverage_, np.diag(np.linalg.solve(K + 200 * 1e-2 * np.eye(200), K)),
+                               rtol=1e-9)
     np.testing.assert_array_equal(s.sample(20), s.sample(20))
 
 
@@ -51,3 +55,12 @@ def test_bad_input():
         exact_leverage(np.zeros((5, 1)), RBF(), 0.0)
     with pytest.raises(TypeError, match="Matern"):
         exact_leverage(np.zeros((5, 1)), "rbf", 1e-3)
+
+
+def test_defaults_and_positional_parameters():
+    X = np.random.default_rng(0).uniform(size=(100, 2))
+    default = ExactLeverage().fit(X)
+    assert default.kernel is None and default.reg == 1e-3  # the parameter is left as given
+    np.testing.assert_allclose(default.leverage_, exact_leverage(X, Matern(length_scale=1.0, nu=1.5), 1e-3))
+    np.testing.assert_array_equal(ExactLeverage(RBF(0.5), 1e-2).fit(X).scores_,
+                                  ExactLeverage(kernel=RBF(0.5), reg=1e-2).fit(X).scores_)

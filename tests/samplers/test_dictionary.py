@@ -1,0 +1,38 @@
+"""The dictionary samplers' shared estimators against the dense formula."""
+
+from __future__ import annotations
+
+import numpy as np
+from sampler_problems import KERNEL
+
+from spectral_leverage.samplers._dictionary import dictionary_scores, nystrom_leverage, weighted_rls
+
+
+def test_row_blocks_do_not_change_the_estimators():
+    X = np.random.default_rng(0).uniform(size=(300, 2))
+    centres, probs = X[::7], np.linspace(0.2, 1.0, X[::7].shape[0])
+    for func, args in ((weighted_rls, (centres, probs, 0.5)), (nystrom_leverage, (centres, 0.5))):
+        whole = func(X, KERNEL, *args)
+        blocked = func(X, KERNEL, *args, block_elements=100)
+        np.testing.assert_allclose(blocked, whole, rtol=1e-10)
+    K = KERNEL(X)
+    exact = np.diag(K @ np.linalg.inv(K + 0.5 * np.eye(300)))
+    for scoring in ("nystrom", "weighted"):
+        ours = dictionary_scores(X, KERNEL, X, np.ones(300), 0.5, scoring)
+        np.testing.assert_allclose(ours, exact, rtol=1e-6, atol=1e-9)
+
+
+def test_estimators_match_their_dense_formulas_on_a_partial_dictionary():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(120, 2))
+    J = np.sort(rng.choice(120, size=25, replace=False))
+    probs, gamma = rng.uniform(0.3, 1.0, size=25), 0.2
+    K = KERNEL(X)
+    # weighted: γ^{-1}(k_ii − k_iJ (K_JJ + γP)^{-1} k_Ji), P = diag(p_j), clipped to [0, 1]
+    inner = np.linalg.solve(K[np.ix_(J, J)] + gamma * np.diag(probs), K[J])
+    weighted = np.clip((np.diag(K) - np.einsum("ji,ji->i", K[J], inner)) / gamma, 0.0, 1.0)
+    np.testing.assert_allclose(weighted_rls(X, KERNEL, X[J], probs, gamma), weighted, rtol=1e-8, atol=1e-10)
+    # Nyström: diag of L(L + γI)^{-1}, L = K_nJ K_JJ^+ K_Jn
+    L = K[:, J] @ np.linalg.pinv(K[np.ix_(J, J)], hermitian=True) @ K[J]
+    nystrom = np.diag(np.linalg.solve(L + gamma * np.eye(120), L))
+    np.testing.assert_allclose(nystrom_leverage(X, KERNEL, X[J], gamma), nystrom, rtol=1e-6, atol=1e-10)
