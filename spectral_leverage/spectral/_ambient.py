@@ -7,6 +7,7 @@ fit on every backend (:mod:`spectral_leverage.backends`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..density import BinnedDensity, KNNDensity, TreeDensity
 from .boundary import boundary_density
 
 __all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
-           "knn_density_block", "knn_radius_block"]
+           "check_spread", "knn_density_block", "knn_radius_block"]
 
 #: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
 TINY_DENSITY = float(np.finfo(float).tiny)
@@ -76,6 +77,33 @@ class AmbientDensity:
             flat = np.full(p_unit.shape, unit_bandwidth)
             unit_bandwidth = np.divide(slopes[0], slopes[1], out=flat, where=slopes[1] > 0)
         return p_unit, boundary_density(p_unit, slopes[0], *self.boundary, unit_bandwidth, curvature)
+
+
+#: the densities are held as float64 in X's units and in the kernel's: their volume factors,
+#: prod(spread) and prod(length / spread), must stay well inside its range (1e±308)
+MAX_LOG10_VOLUME = 250.0
+#: a length scale this many times the data's spread (geometric mean over features) warns
+WIDE_KERNEL = 10.0
+
+
+def check_spread(std: np.ndarray, length: np.ndarray) -> None:
+    """Refuse data whose densities would overflow or underflow float64 (an extreme magnitude, or a
+    length scale extremely far from the data's spread), and warn where the length scale is much
+    wider than the data: there every point sees every other, the effective dimension is small,
+    and density-based scores underestimate it."""
+    std = np.where(std > 0, std, length)
+    log_volume, log_ratio = float(np.sum(np.log10(std))), float(np.sum(np.log10(length / std)))
+    if max(abs(log_volume), abs(log_ratio)) > MAX_LOG10_VOLUME:
+        raise ValueError(
+            f"X's spread (standard deviations {np.min(std):.3g}..{np.max(std):.3g}) and the kernel's "
+            f"length scale ({np.min(length):.3g}..{np.max(length):.3g}) are too extreme for float64 "
+            "densities: standardise X and choose a length scale near its spread.")
+    wide = float(np.exp(np.mean(np.log(length / std))))
+    if wide > WIDE_KERNEL:
+        warnings.warn(
+            f"the kernel's length scale is {wide:.3g}x the data's standard deviation: the effective "
+            "dimension is small there and the spectral scores underestimate it; standardise X and use "
+            "a length scale near 1, or method='recursive-rls' or 'exact'.", UserWarning, stacklevel=3)
 
 
 def bin_block(block: np.ndarray, model: BinnedDensity, active: np.ndarray) -> tuple[np.ndarray]:

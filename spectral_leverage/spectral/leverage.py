@@ -47,6 +47,7 @@ from ._ambient import (
     ambient_block,
     bin_block,
     capped_scores,
+    check_spread,
     knn_density_block,
     knn_radius_block,
 )
@@ -231,6 +232,7 @@ class SpectralLeverage(LeverageSampler):
             self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
             return self
         active = self._active
+        check_spread(std[active], self._length)
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
         Z = self._unit(rows) if self.density is None and self.intrinsic_dim is not None else None
         self.intrinsic_dim_, on_manifold = self._choose_dimension(Z)

@@ -1,0 +1,51 @@
+"""SpectralLeverage on extreme input: right answers or one clear refusal, never an error from deep
+inside (fuzz findings of issue 24)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.gaussian_process.kernels import RBF, Matern
+
+from spectral_leverage import SpectralLeverage
+
+
+@pytest.mark.parametrize("scale, length", [(1e-140, 1.0), (1e140, 1.0), (1e140, 1e140), (1e-60, 1e60)])
+def test_extreme_magnitudes_are_refused_in_one_clear_message(scale, length):
+    X = np.random.default_rng(0).normal(size=(200, 3)) * scale
+    with pytest.raises(ValueError, match="too extreme for float64 densities: standardise X"):
+        SpectralLeverage(Matern(length, nu=1.5), 1e-3).fit(X)
+
+
+def test_a_length_scale_far_wider_than_the_data_warns():
+    X = np.random.default_rng(1).uniform(size=(500, 2)) * 0.01
+    with pytest.warns(UserWarning, match="length scale is .*x the data's standard deviation"):
+        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SpectralLeverage(Matern(0.01, nu=1.5), 1e-3).fit(X)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 300), d=st.integers(1, 7), seed=st.integers(0, 2**31),
+       log_scale=st.floats(-40, 40), log_length=st.floats(-12, 12), log_reg=st.floats(-12, 12),
+       nu=st.sampled_from([0.5, 1.5, 2.5, np.inf]), duplicates=st.booleans(), constant=st.booleans())
+def test_scores_are_finite_and_bounded_or_clearly_refused(n, d, seed, log_scale, log_length, log_reg,
+                                                           nu, duplicates, constant):
+    X = np.random.default_rng(seed).normal(size=(n, d)) * 10.0**log_scale
+    if duplicates:
+        X[: n // 2] = X[0]
+    if constant:
+        X[:, 0] = 1.0
+    kernel = RBF(10.0**log_length) if nu == np.inf else Matern(10.0**log_length, nu=nu)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = SpectralLeverage(kernel, 10.0**log_reg, random_state=0).fit(X).scores_
+    except ValueError as err:
+        assert "too extreme for float64 densities" in str(err)
+        return
+    assert np.all(np.isfinite(scores)) and np.all(scores > 0) and np.all(scores <= n * (1 + 1e-9))
