@@ -10,15 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spectral_leverage
-from spectral_leverage import (
-    BLESS,
-    SQUEAK,
-    AlaouiMahoneySampler,
-    ExactLeverage,
-    RecursiveRLS,
-    SpectralLeverage,
-    UniformSampler,
-)
+from spectral_leverage import SpectralLeverage
 from spectral_leverage.density import BinnedDensity, KNNDensity, TreeDensity
 
 ESTIMATORS = sorted(
@@ -50,19 +42,13 @@ def test_a_bad_parameter_is_refused_by_name(cls):
         cls().set_params(**{name: object()}).fit(X, X[:, 0])
 
 
-# the samplers with their defaults (the regressors, transformers and density estimators are
-# checked beside their own tests, with parameters suited to scikit-learn's check data)
+# SpectralLeverage with its defaults, on both ambient KDEs (the other samplers, the regressors and
+# the transformer are checked beside their own tests, with parameters suited to the check data)
 @parametrize_with_checks([
     SpectralLeverage(random_state=0),
     SpectralLeverage(kde="tree", intrinsic_dim=None, random_state=0),
-    ExactLeverage(random_state=0),
-    UniformSampler(random_state=0),
-    AlaouiMahoneySampler(random_state=0),
-    RecursiveRLS(random_state=0),
-    SQUEAK(random_state=0),
-    BLESS(random_state=0),
 ])
-def test_samplers_are_scikit_learn_estimators(estimator, check):
+def test_spectral_leverage_is_a_scikit_learn_estimator(estimator, check):
     check(estimator)
 
 

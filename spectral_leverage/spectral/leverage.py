@@ -221,8 +221,7 @@ class SpectralLeverage(LeverageSampler):
                                       "give an int (default 16384)")
         self._model = self._ambient = None
         start = time.perf_counter()
-        # the anchor subsample: the rows the tree KDE, the k-NN density and the intrinsic
-        # dimension are fitted on, gathered in the same pass as the columns' statistics
+        # the anchors (the rows of the tree KDE, the k-NN density and d'), in the statistics' pass
         anchors = _anchor_indices(n, self._max_samples, self.random_state)
         low, high, std, rows = backend.summarise(X, anchors)
         if not self._set_active(high - low):
@@ -274,8 +273,7 @@ class SpectralLeverage(LeverageSampler):
         return self
 
     def _setup(self, d: int) -> tuple:
-        """Check what the constraints cannot (the kernel's family and dimension, the integral for
-        it); return (parsed kernel, reg)."""
+        """(parsed kernel, reg), checking what the constraints cannot: the kernel, the integral."""
         spec = parse_kernel(resolve_kernel(self.kernel))
         spec.check_n_features(d)
         check_integral(self.integral, spec)
