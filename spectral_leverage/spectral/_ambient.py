@@ -16,7 +16,7 @@ from ..density import BinnedDensity, KNNDensity, TreeDensity
 from .boundary import boundary_density
 
 __all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
-           "check_spread", "knn_density_block", "knn_radius_block"]
+           "check_effective_dimension", "check_spread", "knn_density_block", "knn_radius_block"]
 
 #: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
 TINY_DENSITY = float(np.finfo(float).tiny)
@@ -83,27 +83,49 @@ class AmbientDensity:
 #: prod(spread) and prod(length / spread), must stay well inside its range (1e±308)
 MAX_LOG10_VOLUME = 250.0
 #: a length scale this many times the data's spread (geometric mean over features) warns
-WIDE_KERNEL = 10.0
+WIDE_KERNEL = 30.0
+#: features whose spreads in the kernel's units differ by this factor warn
+UNEVEN_FEATURES = 100.0
+#: a mean score over this fraction of the isolated point's bound warns (nearly every point alone)
+ISOLATED = 0.9
 
 
 def check_spread(std: np.ndarray, length: np.ndarray) -> None:
     """Refuse data whose densities would overflow or underflow float64 (an extreme magnitude, or a
-    length scale extremely far from the data's spread), and warn where the length scale is much
-    wider than the data: there every point sees every other, the effective dimension is small,
-    and density-based scores underestimate it."""
-    std = np.where(std > 0, std, length)
-    log_volume, log_ratio = float(np.sum(np.log10(std))), float(np.sum(np.log10(length / std)))
+    length scale extremely far from the data's spread); warn where the answer says little: a
+    length scale much wider than the data (every point sees every other, the effective dimension
+    is small, and density-based scores underestimate it), or features whose spreads in the
+    kernel's units differ by more than 100x (the kernel sees mostly the widest)."""
+    spread = np.where(std > 0, std, length)
+    log_volume, log_ratio = float(np.sum(np.log10(spread))), float(np.sum(np.log10(length / spread)))
     if max(abs(log_volume), abs(log_ratio)) > MAX_LOG10_VOLUME:
         raise ValueError(
-            f"X's spread (standard deviations {np.min(std):.3g}..{np.max(std):.3g}) and the kernel's "
-            f"length scale ({np.min(length):.3g}..{np.max(length):.3g}) are too extreme for float64 "
-            "densities: standardise X and choose a length scale near its spread.")
-    wide = float(np.exp(np.mean(np.log(length / std))))
+            f"X's spread (standard deviations {np.min(spread):.3g}..{np.max(spread):.3g}) and the "
+            f"kernel's length scale ({np.min(length):.3g}..{np.max(length):.3g}) are too extreme for "
+            "float64 densities: standardise X and choose a length scale near its spread.")
+    wide = float(np.exp(np.mean(np.log(length / spread))))
     if wide > WIDE_KERNEL:
         warnings.warn(
             f"the kernel's length scale is {wide:.3g}x the data's standard deviation: the effective "
             "dimension is small there and the spectral scores underestimate it; standardise X and use "
             "a length scale near 1, or method='recursive-rls' or 'exact'.", UserWarning, stacklevel=3)
+    unit = spread / length
+    if unit.max() > UNEVEN_FEATURES * unit.min():
+        warnings.warn(
+            f"the features' spreads in the kernel's units differ by {unit.max() / unit.min():.3g}x, so "
+            "the kernel sees mostly the widest: standardise X (and drop a target column if X has one).",
+            UserWarning, stacklevel=3)
+
+
+def check_effective_dimension(d_eff: float, cap: float) -> None:
+    """Warn where nearly every point is isolated: the mean score (the effective dimension) is over
+    ``ISOLATED`` of the isolated point's bound ``cap``, so the scores say nothing about the data."""
+    if d_eff > ISOLATED * cap:
+        warnings.warn(
+            f"the effective dimension {d_eff:.4g} is over {ISOLATED:.0%} of the bound {cap:.4g} of an "
+            "isolated point's score: most points are isolated at this length scale and the scores say "
+            "little; standardise X (and drop a target column), or use a longer length scale.",
+            UserWarning, stacklevel=3)
 
 
 def bin_block(block: np.ndarray, model: BinnedDensity, active: np.ndarray) -> tuple[np.ndarray]:

@@ -47,6 +47,7 @@ from ._ambient import (
     ambient_block,
     bin_block,
     capped_scores,
+    check_effective_dimension,
     check_spread,
     knn_density_block,
     knn_radius_block,
@@ -268,6 +269,7 @@ class SpectralLeverage(LeverageSampler):
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         self._set_scores(backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n)))
+        check_effective_dimension(self.effective_dimension_, self._score_cap(n))
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
@@ -339,16 +341,8 @@ class SpectralLeverage(LeverageSampler):
         return value, True
 
     def score_samples(self, X) -> np.ndarray:
-        """Rescaled scores :math:`h(p(x))` at new points, on the scale of ``scores_``.
-
-        Parameters
-        ----------
-        X : array_like of shape (m, d)
-
-        Returns
-        -------
-        ndarray of shape (m,)
-        """
+        """Rescaled scores :math:`h(p(x))` at the rows of X, shape (m, d): an (m,) array on the
+        scale of ``scores_`` (in-memory X only)."""
         check_is_fitted(self, "scores_")
         backend = backend_for(X)
         backend.require_in_memory("score_samples", "compute the new points into memory first")

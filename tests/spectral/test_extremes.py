@@ -49,3 +49,23 @@ def test_scores_are_finite_and_bounded_or_clearly_refused(n, d, seed, log_scale,
         assert "too extreme for float64 densities" in str(err)
         return
     assert np.all(np.isfinite(scores)) and np.all(scores > 0) and np.all(scores <= n * (1 + 1e-9))
+
+
+def test_features_on_very_different_scales_warn():
+    rng = np.random.default_rng(2)
+    X = np.column_stack([rng.normal(size=1000), 1000 * rng.normal(size=1000)])
+    with pytest.warns(UserWarning, match="differ by .*x, so the kernel sees mostly the widest"):
+        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X)
+
+
+def test_most_points_isolated_warns_and_names_the_fix():
+    # raw, unstandardised columns with a target: every point is alone at unit length scale
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(20, 7, 2000), rng.normal(50, 12, 2000), rng.normal(450, 17, 2000)])
+    with pytest.warns(UserWarning, match="most points are isolated .* standardise X"):
+        sl = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X)
+    assert np.allclose(sl.scores_, sl.scores_.max())  # the constant that said nothing, now flagged
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(Z[:, :2])
