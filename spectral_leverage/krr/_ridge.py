@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils import check_consistent_length
+from sklearn.utils.validation import validate_data
 
-from .._validation import check_data
 from ..kernels import StationaryKernel, parse_kernel, resolve_kernel
 
 __all__ = ["check_fit_data", "ridge_solve"]
 
 
-def check_fit_data(X, y, kernel) -> tuple[np.ndarray, np.ndarray, StationaryKernel]:
-    """(X, y, parsed kernel) checked for a regressor's fit: finite, y of shape (n,) or (n, t)."""
-    if y is None:
-        raise ValueError("this estimator requires y to be passed, but the target y is None.")
-    X = check_data(X)
-    y = check_array(y, dtype=np.float64, ensure_2d=False, allow_nd=True, ensure_all_finite=True,
-                    input_name="y")
+def check_fit_data(estimator, X, y) -> tuple[np.ndarray, np.ndarray, StationaryKernel]:
+    """(X, y, parsed kernel) checked for ``estimator``'s fit by scikit-learn's ``validate_data``
+    (which also records ``n_features_in_`` and ``feature_names_in_``): finite float64, n >= 2, y of
+    shape (n,) or (n, t)."""
+    X, y = validate_data(estimator, X, y, validate_separately=(
+        dict(dtype=np.float64, ensure_2d=True, ensure_all_finite=True, ensure_min_samples=2),
+        dict(dtype=np.float64, ensure_2d=False, allow_nd=True, ensure_all_finite=True),
+    ))
     if y.ndim not in (1, 2):
         raise ValueError(f"y must be 1-D (n,) or 2-D (n, n_outputs), got shape {y.shape}.")
     check_consistent_length(X, y)
-    parsed = parse_kernel(resolve_kernel(kernel))
+    parsed = parse_kernel(resolve_kernel(estimator.kernel))
     parsed.check_n_features(X.shape[1])
     return X, y, parsed
 

@@ -226,14 +226,13 @@ class RandomFourierKRR(RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        X, y, parsed = check_fit_data(X, y, self.kernel)
+        X, y, parsed = check_fit_data(self, X, y)
         n, d = X.shape
         reg = check_positive(self.reg, "reg")
         D = self.n_features
         self.random_weights_, self.random_offset_, self._scale = _draw_features(
             parsed, d, D, self.random_state
         )
-        self.n_features_in_ = d
 
         Y = y.reshape(n, -1)
         gram = np.zeros((D, D))
@@ -254,7 +253,7 @@ class RandomFourierKRR(RegressorMixin, BaseEstimator):
 
         ``feature_map(X) @ feature_map(Z).T`` approximates ``kernel(X, Z)``.
         """
-        return self._features(check_fitted_data(self, X))
+        return self._features(check_fitted_data(self, X, fitted_attribute="coef_"))
 
     def predict(self, X) -> np.ndarray:
         """:math:`\\hat f(x) = \\varphi(x)^\\top \\hat w`, in row blocks.
@@ -267,7 +266,7 @@ class RandomFourierKRR(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_query,) or (n_query, n_outputs)
         """
-        X = check_fitted_data(self, X)
+        X = check_fitted_data(self, X, fitted_attribute="coef_")
         out = np.empty((X.shape[0], *self.coef_.shape[1:]))
         for rows in row_chunks(X.shape[0], 16.0 * self.coef_.shape[0], DEFAULT_MEMORY_BUDGET):
             out[rows] = self._features(X[rows]) @ self.coef_

@@ -185,7 +185,7 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        X, y, _ = check_fit_data(X, y, self.kernel)
+        X, y, _ = check_fit_data(self, X, y)
         n = X.shape[0]
         reg = check_positive(self.reg, "reg")
         m = self.sketch_size
@@ -226,7 +226,6 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         self.sketch_coef_ = alpha.reshape((m, *y.shape[1:]))
         self.dual_coef_ = self._apply_transpose(alpha, n).reshape(y.shape)
         self._gaussian = self._signs = self._rows = None  # the sketch itself is not needed to predict
-        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X) -> np.ndarray:
@@ -240,6 +239,6 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_query,) or (n_query, n_outputs)
         """
-        X = check_fitted_data(self, X)
+        X = check_fitted_data(self, X, fitted_attribute="dual_coef_")
         return kernel_product(resolve_kernel(self.kernel), X, self.X_fit_, self.dual_coef_,
                               memory_budget=DEFAULT_MEMORY_BUDGET)

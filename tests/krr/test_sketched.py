@@ -1,5 +1,7 @@
 """Sketched KRR (Yang, Pilanci & Wainwright 2017), and what it shares with the random-feature KRR."""
 
+import warnings
+
 import numpy as np
 import pytest
 from krr_problems import exact_krr, mixture_problem, single_threaded_blas, small_problem  # noqa: F401 (fixtures are used by name)
@@ -140,6 +142,34 @@ def test_sketched_refuses_large_n_unless_forced(monkeypatch):
     with pytest.raises(ValueError, match="force=True"):
         SketchedKRR(RBF(), 1e-3, 10).fit(X, y)
     assert SketchedKRR(RBF(), 1e-3, 10, force=True, random_state=0).fit(X, y).predict(X).shape == (60,)
+
+
+@pytest.mark.parametrize("cls, size", [(SketchedKRR, "sketch_size"), (RandomFourierKRR, "n_features")])
+def test_defaults_and_positional_arguments(cls, size):
+    X, y = small_problem()
+    default = cls()
+    assert default.kernel is None and default.reg == 1e-3 and getattr(default, size) == 100
+    fitted = cls(random_state=0).fit(X, y)
+    assert fitted.kernel is None  # the default Matern(1.0, nu=1.5) is resolved in fit, not stored
+    explicit = cls(Matern(length_scale=1.0, nu=1.5), 1e-3, 100, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(fitted.predict(X), explicit.predict(X))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SketchedKRR(RBF(0.3), 1e-3, 20, random_state=0),
+    lambda: RandomFourierKRR(RBF(0.3), 1e-3, 20, random_state=0),
+], ids=["sketched", "rff"])
+def test_feature_names_recorded_in_fit(make):
+    pd = pytest.importorskip("pandas")
+    X, y = small_problem()
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = make().fit(frame, y)
+        np.testing.assert_array_equal(model.predict(frame), make().fit(X, y).predict(X))
+    assert list(model.feature_names_in_) == ["a", "b"]
+    with pytest.warns(UserWarning, match="feature names"):
+        model.predict(X)
 
 
 # scikit-learn's own API checks (clone, params, n_features_in_, multi-output, y=None, ...);
