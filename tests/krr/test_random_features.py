@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from krr_problems import mixture_problem, single_threaded_blas, small_problem  # noqa: F401 (fixtures are used by name)
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spectral_leverage.krr.random_features as rff_module
 from spectral_leverage.krr import RandomFourierKRR
@@ -81,3 +82,8 @@ def test_rff_risk_gap_shrinks_with_features(mixture_problem):
     assert gaps[2] < gaps[0] / 3, gaps
 
 
+# scikit-learn's own API checks; check_regressors_train needs R² > 0.5 on 10-d data, hence the long
+# length scale and D = 300.
+@parametrize_with_checks([RandomFourierKRR(RBF(5.0), 1e-5, 300, random_state=0)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)

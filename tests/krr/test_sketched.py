@@ -173,11 +173,11 @@ def test_feature_names_recorded_in_fit(make):
 
 
 # scikit-learn's own API checks (clone, params, n_features_in_, multi-output, y=None, ...);
-# check_regressors_train needs R² > 0.5 on 10-d data, hence the long length scale and D = 300.
+# check_regressors_train needs R² > 0.5 on 10-d data, hence the long length scale.
+# RandomFourierKRR's are in test_random_features.py.
 @parametrize_with_checks([
     SketchedKRR(RBF(5.0), 1e-5, 10, random_state=0),
     SketchedKRR(RBF(5.0), 1e-5, 10, sketch="ros", random_state=0),
-    RandomFourierKRR(RBF(5.0), 1e-5, 300, random_state=0),
 ])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
