@@ -176,8 +176,8 @@ def run_validation(out="report", *, quick: bool = False, data=(), random_state=0
         Overrides of the preset sizes (keys of :data:`QUICK`).
     blas_threads : int or None, default=1
         Threads of the BLAS / OpenMP pools during the run (threadpoolctl); None leaves them as they
-        are. One thread gives reproducible timings, and on a shared, busy machine it is far faster:
-        the quick run took 51 s with one thread and 445 s with two on 2 cores under load average 8.
+        are. One thread gives reproducible timings, and on a shared, busy machine it is far faster
+        (idle BLAS threads spin while they wait for a busy core).
     progress : bool, default=False
         tqdm progress bars (the command line shows them).
 
