@@ -83,6 +83,13 @@ class StationaryKernel:
         """``X / length_scale``: coordinates in which the kernel is isotropic with unit length."""
         return X / self.length_scale
 
+    def correlation(self, r) -> np.ndarray:
+        """:math:`k(r)/k(0)` at distances ``r`` (any shape) in unit-length coordinates, evaluated by
+        scikit-learn's own ``Matern``/``RBF`` on one-dimensional points."""
+        unit = RBF(1.0) if self.family == "rbf" else Matern(1.0, nu=self.nu)
+        r = np.asarray(r, dtype=float)
+        return unit(np.zeros((1, 1)), r.reshape(-1, 1)).reshape(r.shape)
+
     @property
     def unit(self) -> StationaryKernel:
         """The same kernel with unit (isotropic) length scale, for rescaled inputs."""

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
-from ..density import BinnedDensity, KNNDensity, TreeDensity
+from ..density import BinnedDensity, KNNDensity, TreeDensity, intrinsic_dimension
 from .boundary import boundary_density
 
 __all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
-           "check_effective_dimension", "check_spread", "knn_density_block", "knn_radius_block"]
+           "check_effective_dimension", "check_spread", "choose_dimension", "given_density",
+           "knn_density_block", "knn_radius_block"]
 
 #: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
 TINY_DENSITY = float(np.finfo(float).tiny)
@@ -155,3 +157,39 @@ def knn_density_block(radius: np.ndarray, model: KNNDensity, floor: float | None
 def capped_scores(p: np.ndarray, h, cap: float) -> np.ndarray:
     """``h(p)``, capped at the isolated point's bound ``cap``."""
     return np.minimum(h(p), cap)
+
+
+def given_density(density, X: np.ndarray) -> np.ndarray:
+    """A user's density at the rows of X: ``density`` is a number, an (n,) array or a callable
+    ``density(X)``; checked to give one finite positive value per row."""
+    density = density(X) if callable(density) else density
+    if isinstance(density, Real):
+        density = np.full(X.shape[0], float(density))
+    density = np.asarray(density, dtype=float)
+    if density.shape != (X.shape[0],):
+        raise ValueError(
+            f"density must give one value per row of X, shape ({X.shape[0]},); got shape {density.shape}."
+        )
+    if not np.all(np.isfinite(density)) or np.any(density <= 0):
+        raise ValueError("density values must be finite and > 0.")
+    return density
+
+
+def choose_dimension(choice, Z: np.ndarray | None, d: int, given: bool, max_samples: int | None,
+                     random_state) -> tuple[float, bool]:
+    """(d', whether to use the k-NN density in d') per ``intrinsic_dim`` ``choice`` for d
+    non-constant features with unit-length geometry Z: the ambient d with the KDE (None, a ``given``
+    density, or "auto" when the estimate is at least 90 % of d, i.e. within the estimator's own
+    error), else d' with the k-NN density (a given number, or a lower "auto" estimate)."""
+    if choice is None or (choice == "auto" and given):
+        return float(d), False  # a given density is taken as a density on R^d
+    if choice == "auto":
+        estimate = intrinsic_dimension(Z, max_samples=max_samples, random_state=random_state)
+        return (estimate, True) if estimate < 0.9 * d else (float(d), False)
+    value = float(choice)
+    if value > d:
+        raise ValueError(
+            f"intrinsic_dim must be between 1 and the number of non-constant features ({d}), "
+            f"got {choice!r}."
+        )
+    return value, True

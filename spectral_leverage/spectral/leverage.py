@@ -36,11 +36,12 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
+    check_random_state,
     validate_params,
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
-from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, intrinsic_dimension
+from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices
 from ..kernels import parse_kernel, resolve_kernel
 from ._ambient import (
     AmbientDensity,
@@ -49,9 +50,12 @@ from ._ambient import (
     capped_scores,
     check_effective_dimension,
     check_spread,
+    choose_dimension,
+    given_density,
     knn_density_block,
     knn_radius_block,
 )
+from .full_scale import MAX_PIVOTS, NEIGHBOURS, full_scale_leverage, outside_density_regime
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["SpectralLeverage"]
@@ -60,14 +64,16 @@ logger = logging.getLogger(__name__)
 
 
 class SpectralLeverage(LeverageSampler):
-    r"""Approximate ridge leverage scores from the input density (Chen & Yang, 2021).
+    r"""Approximate ridge leverage scores from the input density (Chen & Yang, 2021), refined where
+    the density formula is out of its regime.
 
-    The scores are :math:`h(\hat p(x_i))` (module docstring), with :math:`\hat p` a density
-    estimate of the inputs in the kernel's unit-length coordinates, capped at the isolated point's
-    bound. Cost: a binned KDE of every point in low dimension (:math:`O(n)`), else a KDE at up to
-    ``max_samples`` anchors interpolated to the other points, or a k-NN density in an estimated
-    intrinsic dimension; then a few hundred univariate integrals: :math:`O(n \log n)` time at most
-    and :math:`O(n)` memory.
+    The density scores are :math:`h(\hat p(x_i))` (module docstring), with :math:`\hat p` a
+    density estimate in the kernel's unit-length coordinates, capped at the isolated point's bound:
+    a binned KDE (low d), a tree KDE at ``max_samples`` anchors, or a k-NN density in an estimated
+    intrinsic dimension, then a few hundred univariate integrals; :math:`O(n \log n)` time and
+    :math:`O(n)` memory. Where their effective dimension is small or their mean leverage large,
+    ``algorithm="auto"`` replaces them by the full-scale leverage
+    (:mod:`spectral_leverage.spectral.full_scale`).
 
     Parameters
     ----------
@@ -79,6 +85,15 @@ class SpectralLeverage(LeverageSampler):
     bandwidth : {"scott", "silverman"} or float, default="scott"
         Bandwidth of the kernel density estimate: a rule on standardised data, or a float in X's
         units.
+    algorithm : {"auto", "density", "full-scale"}, default="auto"
+        "density": the scores :math:`h(\hat p(x_i))` alone (the paper's method and the fastest).
+        "full-scale": the leverage of :mod:`spectral_leverage.spectral.full_scale` (a pivoted
+        factor and exact conditioning on the nearest rows), accurate over every kernel, length
+        scale and :math:`\lambda`, at :math:`O(nm^2 + nk^2m)` cost. "auto": the density scores,
+        replaced by the full-scale ones where they are out of their regime (a small effective
+        dimension or a large mean leverage,
+        :func:`~spectral_leverage.spectral.full_scale.outside_density_regime`); on Dask input
+        "auto" keeps the density scores.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
         Gaussian kernel's closed form).
@@ -123,6 +138,8 @@ class SpectralLeverage(LeverageSampler):
         :math:`d'`-dimensional volume on the intrinsic path).
     intrinsic_dim_ : float
         The dimension :math:`d'` used.
+    algorithm_ : {"density", "full-scale"}
+        The scores' algorithm (what "auto" chose).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string column names.
@@ -132,10 +149,10 @@ class SpectralLeverage(LeverageSampler):
     Constant features do not change the kernel matrix and are dropped; if all are, the exact
     scores :math:`n\,l_i = k(0)/(k(0) + \lambda)` are returned.
 
-    ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`),
-    with the in-memory results: ``scores_``, ``leverage_``, ``probabilities_`` and ``density_``
-    are then lazy Dask arrays with X's row chunks. Not on Dask input: ``density``,
-    ``max_samples=None``, ``sample(replace=False)``, :meth:`score_samples`.
+    ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`);
+    the results are then lazy Dask arrays with X's row chunks. Not on Dask input: ``density``,
+    ``max_samples=None``, ``algorithm="full-scale"``, ``sample(replace=False)``, :meth:`score_samples`.
+    :meth:`score_samples` evaluates the density formula at new points, whatever ``algorithm_``.
 
     References
     ----------
@@ -156,6 +173,7 @@ class SpectralLeverage(LeverageSampler):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,
+        "algorithm": [StrOptions({"auto", "density", "full-scale"})],
         "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
         "integral": [StrOptions(set(INTEGRALS))],
         "intrinsic_dim": [StrOptions({"auto"}), Interval(Real, 1, None, closed="left"), None],
@@ -171,13 +189,14 @@ class SpectralLeverage(LeverageSampler):
         "verbose": ["boolean"],
     }
 
-    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, bandwidth="scott",
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, algorithm: str = "auto", bandwidth="scott",
                  integral: str = "quadrature", intrinsic_dim="auto", density=None, kde: str = "auto",
                  boundary: bool = True, n_neighbors: int = 50, max_samples: int | None = 2**14,
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False,
                  max_tree_size="deprecated"):
         self.kernel = kernel
         self.reg = reg
+        self.algorithm = algorithm
         self.bandwidth = bandwidth
         self.integral = integral
         self.intrinsic_dim = intrinsic_dim
@@ -227,7 +246,7 @@ class SpectralLeverage(LeverageSampler):
         low, high, std, rows = backend.summarise(X, anchors)
         if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
-            self.intrinsic_dim_ = 0.0
+            self.intrinsic_dim_, self.algorithm_ = 0.0, "density"
             self.density_ = backend.full(X, np.inf)
             self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
             return self
@@ -235,9 +254,11 @@ class SpectralLeverage(LeverageSampler):
         check_spread(std[active], self._length)
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
         Z = self._unit(rows) if self.density is None and self.intrinsic_dim is not None else None
-        self.intrinsic_dim_, on_manifold = self._choose_dimension(Z)
+        self.intrinsic_dim_, on_manifold = choose_dimension(self.intrinsic_dim, Z, int(active.sum()),
+                                                            self.density is not None, self._max_samples,
+                                                            self.random_state)
         if self.density is not None:
-            p_unit = p_score = self._given_density(X) * self._mean_length**self.intrinsic_dim_
+            p_unit = p_score = given_density(self.density, X) * self._mean_length**self.intrinsic_dim_
         elif on_manifold:
             self._model = self._density_model(True).fit(Z)
             training = anchors is None  # the tree holds every row: each finds itself
@@ -269,10 +290,27 @@ class SpectralLeverage(LeverageSampler):
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         self._set_scores(backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n)))
+        self.algorithm_ = self._choose_algorithm(backend, n)
+        if self.algorithm_ == "full-scale":
+            leverage, _ = full_scale_leverage(
+                X, resolve_kernel(self.kernel), spec, reg, max_pivots=MAX_PIVOTS, n_neighbors=NEIGHBOURS,
+                max_samples=self._max_samples, memory_budget=self.memory_budget,
+                rng=check_random_state(self.random_state))
+            self._set_scores(n * leverage)
         check_effective_dimension(self.effective_dimension_, self._score_cap(n))
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
+
+    def _choose_algorithm(self, backend, n: int) -> str:
+        """"density" or "full-scale", per ``algorithm`` and the density scores' effective dimension."""
+        if self.algorithm == "full-scale":
+            backend.require_in_memory('algorithm="full-scale"', 'it conditions each row on its nearest '
+                                      'rows; use algorithm="auto" or "density"')
+        if self.algorithm == "auto" and backend.in_memory:
+            (d_eff,) = backend.compute(self.effective_dimension_)
+            return "full-scale" if outside_density_regime(float(d_eff), n) else "density"
+        return "full-scale" if self.algorithm == "full-scale" else "density"
 
     def _setup(self, d: int) -> tuple:
         """(parsed kernel, reg), checking what the constraints cannot: the kernel, the integral."""
@@ -318,28 +356,6 @@ class SpectralLeverage(LeverageSampler):
         """Active features divided by their length scales: the geometry the kernel sees."""
         return X[:, self._active] / self._length
 
-    def _choose_dimension(self, Z: np.ndarray | None) -> tuple[float, bool]:
-        """(d', whether to use the k-NN density in d') per ``intrinsic_dim``: the ambient d with the
-        KDE (None, or "auto" when the estimate is at least 90 % of d, i.e. within the estimator's
-        own error), else d' with the k-NN density (a given number, or a lower "auto" estimate)."""
-        d = int(self._active.sum())
-        choice = self.intrinsic_dim
-        if choice is None:
-            return float(d), False
-        if choice == "auto":
-            if self.density is not None:
-                return float(d), False  # a given density is taken as a density on R^d
-            estimate = intrinsic_dimension(Z, max_samples=self._max_samples,
-                                           random_state=self.random_state)
-            return (estimate, True) if estimate < 0.9 * d else (float(d), False)
-        value = float(choice)
-        if value > d:
-            raise ValueError(
-                f"intrinsic_dim must be between 1 and the number of non-constant features ({d}), "
-                f"got {choice!r}."
-            )
-        return value, True
-
     def score_samples(self, X) -> np.ndarray:
         """Rescaled scores :math:`h(p(x))` at the rows of X, shape (m, d): an (m,) array on the
         scale of ``scores_`` (in-memory X only)."""
@@ -355,7 +371,7 @@ class SpectralLeverage(LeverageSampler):
         elif self._model is not None:
             p_unit = self._ambient(X[:, self._active])[1]
         elif callable(self.density):
-            p_unit = self._given_density(X) * self._mean_length**self.intrinsic_dim_
+            p_unit = given_density(self.density, X) * self._mean_length**self.intrinsic_dim_
         else:
             raise ValueError(
                 "score_samples needs the density at new points: fit with density=None (KDE) or "
@@ -367,20 +383,6 @@ class SpectralLeverage(LeverageSampler):
         """The fitted ambient KDE ``model`` as the scores see it (boundary-corrected by default)."""
         return AmbientDensity(model, self._length,
                               (self._spec.unit, self._reg, self.intrinsic_dim_) if self.boundary else None)
-
-    def _given_density(self, X: np.ndarray) -> np.ndarray:
-        density = self.density(X) if callable(self.density) else self.density
-        if isinstance(density, Real):
-            density = np.full(X.shape[0], float(density))
-        density = np.asarray(density, dtype=float)
-        if density.shape != (X.shape[0],):
-            raise ValueError(
-                f"density must give one value per row of X, shape ({X.shape[0]},); "
-                f"got shape {density.shape}."
-            )
-        if not np.all(np.isfinite(density)) or np.any(density <= 0):
-            raise ValueError("density values must be finite and > 0.")
-        return density
 
     def _scores_from_density(self, p_unit: np.ndarray, n: int) -> np.ndarray:
         """h(p) in unit-length-scale coordinates and dimension d', capped at the isolated-point bound."""

@@ -37,7 +37,7 @@ def data():
 
 
 def _sampler(**kwargs):
-    return SpectralLeverage(KERNEL, REG, random_state=0, **kwargs)
+    return SpectralLeverage(KERNEL, REG, random_state=0, **kwargs, algorithm="density")
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +92,8 @@ def test_estimated_intrinsic_dimension_equal(client):
     # a plane in R^3: "auto" finds d' ≈ 2 < 0.9·3 from the same anchor rows on both paths
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(40_000, 2)) @ np.array([[1.0, 0.5, 0.2], [0.0, 1.0, -0.4]])
-    local = SpectralLeverage(KERNEL, REG, max_samples=4096, random_state=0).fit(X)
-    dist = SpectralLeverage(KERNEL, REG, max_samples=4096, random_state=0).fit(
+    local = SpectralLeverage(KERNEL, REG, max_samples=4096, random_state=0, algorithm="density").fit(X)
+    dist = SpectralLeverage(KERNEL, REG, max_samples=4096, random_state=0, algorithm="density").fit(
         da.from_array(X, chunks=(5000, 3)))
     assert type(dist._model).__name__ == "KNNDensity" and local.intrinsic_dim_ < 2.3
     assert dist.intrinsic_dim_ == local.intrinsic_dim_

@@ -138,7 +138,8 @@ def _accuracy(X, kernel, boundary, **kwargs):
     n = X.shape[0]
     reg = n**-0.75
     exact = exact_leverage(X, kernel, reg)
-    scores = SpectralLeverage(kernel, reg, boundary=boundary, random_state=0, **kwargs).fit(X).scores_
+    scores = SpectralLeverage(kernel, reg, boundary=boundary, random_state=0, **kwargs,
+                              algorithm="density").fit(X).scores_
     return score_accuracy(scores, exact)
 
 
@@ -217,12 +218,12 @@ def test_correction_costs_little_on_a_smooth_density(d):
 def test_scores_at_training_points_and_far_away():
     X = np.random.default_rng(1).uniform(size=(3000, 2))
     kernel, reg = Matern(0.5, nu=1.5), 3000**-0.75
-    corrected = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    corrected = SpectralLeverage(kernel, reg, random_state=0, algorithm="density").fit(X)
     np.testing.assert_array_equal(corrected.score_samples(X), corrected.scores_)
     far = corrected.score_samples(np.array([[0.5, 40.0], [1.01, 0.5]]))
     assert np.all(np.isfinite(far)) and far[0] == corrected._score_cap(3000)
     # without the correction: h of the KDE itself
-    plain = SpectralLeverage(kernel, reg, boundary=False, random_state=0).fit(X)
+    plain = SpectralLeverage(kernel, reg, boundary=False, random_state=0, algorithm="density").fit(X)
     p_unit = plain._model.density(X) * 0.5**2
     expected = sa_scores(p_unit, parse_kernel(kernel).unit, reg, 2)
     np.testing.assert_allclose(plain.scores_, expected, rtol=1e-12)
@@ -241,7 +242,7 @@ def test_scores_keep_rising_past_the_face(d, kde, anchors, steps):
     path points than anchors) to first order."""
     X = np.random.default_rng(3).uniform(size=(4000, d))
     sl = SpectralLeverage(Matern(0.5, nu=1.5), 4000**-0.75, kde=kde, max_samples=anchors,
-                          random_state=0).fit(X)
+                          random_state=0, algorithm="density").fit(X)
     path = np.full((steps, d), 0.5)
     path[:, 0] = np.linspace(0.9, 1.4, steps)  # from inside, across the face at 1, out
     scores = sl.score_samples(path)
@@ -252,7 +253,7 @@ def test_scores_keep_rising_past_the_face(d, kde, anchors, steps):
 def test_boundary_must_be_a_bool():
     X = np.random.default_rng(0).uniform(size=(100, 2))
     with pytest.raises(TypeError, match="'boundary' parameter of SpectralLeverage must be an instance"):
-        SpectralLeverage(Matern(0.5), 1e-3, boundary="no").fit(X)
+        SpectralLeverage(Matern(0.5), 1e-3, boundary="no", algorithm="density").fit(X)
 
 
 @pytest.mark.parametrize("max_samples", [None, 500])
@@ -260,9 +261,10 @@ def test_tree_kde_scores_are_the_model_applied_to_its_slopes(max_samples):
     # direct (every point an anchor) and interpolated (500 anchors)
     X = np.random.default_rng(2).uniform(size=(2000, 2))
     kernel, reg = Matern(0.5, nu=1.5), 2000**-0.75
-    sl = SpectralLeverage(kernel, reg, kde="tree", max_samples=max_samples, random_state=0).fit(X)
+    sl = SpectralLeverage(kernel, reg, kde="tree", max_samples=max_samples, random_state=0,
+                          algorithm="density").fit(X)
     plain = SpectralLeverage(kernel, reg, kde="tree", boundary=False, max_samples=max_samples,
-                             random_state=0).fit(X)
+                             random_state=0, algorithm="density").fit(X)
     np.testing.assert_array_equal(sl.density_, plain.density_)
     p, (slope, curvature) = sl._model.density_and_slopes(X, curvature=True)
     unit, volume = parse_kernel(kernel).unit, 0.5**2

@@ -16,16 +16,16 @@ from spectral_leverage import SpectralLeverage
 def test_extreme_magnitudes_are_refused_in_one_clear_message(scale, length):
     X = np.random.default_rng(0).normal(size=(200, 3)) * scale
     with pytest.raises(ValueError, match="too extreme for float64 densities: standardise X"):
-        SpectralLeverage(Matern(length, nu=1.5), 1e-3).fit(X)
+        SpectralLeverage(Matern(length, nu=1.5), 1e-3, algorithm="density").fit(X)
 
 
 def test_a_length_scale_far_wider_than_the_data_warns():
     X = np.random.default_rng(1).uniform(size=(500, 2)) * 0.01
     with pytest.warns(UserWarning, match="length scale is .*x the data's standard deviation"):
-        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X)
+        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, algorithm="density").fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        SpectralLeverage(Matern(0.01, nu=1.5), 1e-3).fit(X)
+        SpectralLeverage(Matern(0.01, nu=1.5), 1e-3, algorithm="density").fit(X)
 
 
 @settings(max_examples=80, deadline=None, derandomize=True,
@@ -44,7 +44,8 @@ def test_scores_are_finite_and_bounded_or_clearly_refused(n, d, seed, log_scale,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scores = SpectralLeverage(kernel, 10.0**log_reg, random_state=0).fit(X).scores_
+            scores = SpectralLeverage(kernel, 10.0**log_reg, random_state=0,
+                                      algorithm="density").fit(X).scores_
     except ValueError as err:
         assert "too extreme for float64 densities" in str(err)
         return
@@ -55,7 +56,7 @@ def test_features_on_very_different_scales_warn():
     rng = np.random.default_rng(2)
     X = np.column_stack([rng.normal(size=1000), 1000 * rng.normal(size=1000)])
     with pytest.warns(UserWarning, match="differ by .*x, so the kernel sees mostly the widest"):
-        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X)
+        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, algorithm="density").fit(X)
 
 
 def test_most_points_isolated_warns_and_names_the_fix():
@@ -63,9 +64,9 @@ def test_most_points_isolated_warns_and_names_the_fix():
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.normal(20, 7, 2000), rng.normal(50, 12, 2000), rng.normal(450, 17, 2000)])
     with pytest.warns(UserWarning, match="most points are isolated .* standardise X"):
-        sl = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X)
+        sl = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, algorithm="density").fit(X)
     assert np.allclose(sl.scores_, sl.scores_.max())  # the constant that said nothing, now flagged
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(Z[:, :2])
+        SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, algorithm="density").fit(Z[:, :2])

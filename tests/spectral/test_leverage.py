@@ -24,7 +24,7 @@ def fitted(design, kernel, exact_cache):
     key = (design, repr(kernel))
     if key not in exact_cache:
         exact_cache[key] = N * exact_leverage(X, kernel, REG)
-    return X, SpectralLeverage(kernel, REG, random_state=0).fit(X), exact_cache[key]
+    return X, SpectralLeverage(kernel, REG, random_state=0, algorithm="density").fit(X), exact_cache[key]
 
 
 def test_uniform_1d_matern(exact_cache):
@@ -85,7 +85,7 @@ def test_ccpp_real_data_ambient(exact_cache):
     0.885/1.117 (0.991) with."""
     X, kernel, reg, exact = real_case("ccpp.csv", exact_cache)
     off, on = (score_accuracy(SpectralLeverage(kernel, reg, intrinsic_dim=None, boundary=boundary,
-                                               random_state=0).fit(X).scores_, exact)
+                                               random_state=0, algorithm="density").fit(X).scores_, exact)
                for boundary in (False, True))
     for acc in (off, on):
         assert 0.95 <= acc["mean"] <= 1.06
@@ -99,10 +99,11 @@ def test_ccpp_real_data_ambient(exact_cache):
 @pytest.mark.slow
 def test_ccpp_real_data_intrinsic_default(exact_cache):
     X, kernel, reg, exact = real_case("ccpp.csv", exact_cache)
-    auto = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    auto = SpectralLeverage(kernel, reg, random_state=0, algorithm="density").fit(X)
     # against the paper's method; the boundary-corrected ambient path does better still here
     # (test_ccpp_real_data_ambient)
-    ambient = SpectralLeverage(kernel, reg, intrinsic_dim=None, boundary=False, random_state=0).fit(X)
+    ambient = SpectralLeverage(kernel, reg, intrinsic_dim=None, boundary=False, random_state=0,
+                               algorithm="density").fit(X)
     assert auto.intrinsic_dim_ < 3.6  # four correlated features, about three dimensions
     acc, acc_ambient = score_accuracy(auto.scores_, exact), score_accuracy(ambient.scores_, exact)
     assert 0.83 <= acc["p05"] and acc["p95"] <= 1.20
@@ -114,7 +115,7 @@ def test_ccpp_real_data_intrinsic_default(exact_cache):
 def test_casp_real_data_intrinsic_default(exact_cache):
     # random subsample of 6000 rows, seed 0
     X, kernel, reg, exact = real_case("casp.csv", exact_cache, n=6000)
-    sl = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    sl = SpectralLeverage(kernel, reg, random_state=0, algorithm="density").fit(X)
     acc = score_accuracy(sl.scores_, exact)
     assert 0.95 <= acc["mean"] <= 1.05
     assert 0.77 <= acc["p05"] and acc["p95"] <= 1.22
@@ -127,8 +128,8 @@ def test_cube_embedded_in_r8_effective_dimension():
     X = rng.uniform(size=(6000, 3)) @ Q.T + 0.01 * rng.normal(size=(6000, 8))
     kernel, reg = Matern(length_scale=0.5, nu=1.5), 6000**-0.75
     exact = exact_leverage(X, kernel, reg).sum()
-    auto = SpectralLeverage(kernel, reg, random_state=0).fit(X)
-    ambient = SpectralLeverage(kernel, reg, intrinsic_dim=None, random_state=0).fit(X)
+    auto = SpectralLeverage(kernel, reg, random_state=0, algorithm="density").fit(X)
+    ambient = SpectralLeverage(kernel, reg, intrinsic_dim=None, random_state=0, algorithm="density").fit(X)
     assert auto.intrinsic_dim_ == pytest.approx(3.0, rel=0.10)
     assert auto.effective_dimension_ == pytest.approx(exact, rel=0.20)
     assert ambient.effective_dimension_ < 0.6 * exact  # why the ambient method is not enough
@@ -136,12 +137,13 @@ def test_cube_embedded_in_r8_effective_dimension():
 
 def test_intrinsic_dim_choices():
     X = np.random.default_rng(0).uniform(size=(3000, 2))
-    assert SpectralLeverage(RBF(0.3), 1e-3).fit(X).intrinsic_dim_ == 2.0  # fills the plane: ambient
-    fixed = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=1.5).fit(X)
+    assert SpectralLeverage(RBF(0.3), 1e-3,
+                            algorithm="density").fit(X).intrinsic_dim_ == 2.0  # fills the plane: ambient
+    fixed = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=1.5, algorithm="density").fit(X)
     assert fixed.intrinsic_dim_ == 1.5
     np.testing.assert_allclose(fixed.score_samples(X[:100]), fixed.scores_[:100], rtol=0.25)
     line = np.column_stack([X[:, 0], 2 * X[:, 0]])  # a segment in the plane
-    sl = SpectralLeverage(RBF(0.3), 1e-3).fit(line)
+    sl = SpectralLeverage(RBF(0.3), 1e-3, algorithm="density").fit(line)
     assert sl.intrinsic_dim_ == pytest.approx(1.0, rel=0.1)
     assert np.all(np.isfinite(sl.score_samples(line[:10] + 0.01)))
 
@@ -153,7 +155,7 @@ def test_small_full_dimensional_samples_take_the_ambient_path():
 
     n, kernel = 1000, Matern(0.5, nu=1.5)
     X = make_bimodal(n, 3, random_state=1)
-    sl = SpectralLeverage(kernel, n**-0.75, random_state=0).fit(X)
+    sl = SpectralLeverage(kernel, n**-0.75, random_state=0, algorithm="density").fit(X)
     assert sl.intrinsic_dim_ == 3.0
     accuracy = score_accuracy(sl.scores_, exact_leverage(X, kernel, n**-0.75))
     assert accuracy["p05"] > 0.9 and accuracy["p95"] < 1.1, accuracy
@@ -162,15 +164,15 @@ def test_small_full_dimensional_samples_take_the_ambient_path():
 def test_matern_and_rbf_scores_differ():
     # guards the Matern-is-a-subclass-of-RBF dispatch: same length scale, different spectra
     X = np.random.default_rng(0).uniform(size=(500, 2))
-    a = SpectralLeverage(Matern(0.3, nu=0.5), 1e-3).fit(X).scores_
-    b = SpectralLeverage(RBF(0.3), 1e-3).fit(X).scores_
+    a = SpectralLeverage(Matern(0.3, nu=0.5), 1e-3, algorithm="density").fit(X).scores_
+    b = SpectralLeverage(RBF(0.3), 1e-3, algorithm="density").fit(X).scores_
     assert np.median(np.abs(a / b - 1)) > 0.1
 
 
 def test_matern_nu_inf_is_rbf():
     X = np.random.default_rng(0).uniform(size=(500, 2))
-    a = SpectralLeverage(Matern(0.3, nu=np.inf), 1e-3).fit(X).scores_
-    np.testing.assert_allclose(a, SpectralLeverage(RBF(0.3), 1e-3).fit(X).scores_)
+    a = SpectralLeverage(Matern(0.3, nu=np.inf), 1e-3, algorithm="density").fit(X).scores_
+    np.testing.assert_allclose(a, SpectralLeverage(RBF(0.3), 1e-3, algorithm="density").fit(X).scores_)
 
 
 def test_anisotropic_length_scale_equals_rescaled_inputs():
@@ -178,19 +180,21 @@ def test_anisotropic_length_scale_equals_rescaled_inputs():
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(800, 2))
     ell = np.array([0.2, 2.0])
-    aniso = SpectralLeverage(Matern(ell, nu=1.5), 1e-3).fit(X)  # Scott's rule is per feature
-    iso = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3).fit(X / ell)
+    aniso = SpectralLeverage(Matern(ell, nu=1.5), 1e-3,
+                             algorithm="density").fit(X)  # Scott's rule is per feature
+    iso = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, algorithm="density").fit(X / ell)
     np.testing.assert_allclose(aniso.scores_, iso.scores_, rtol=1e-8)
-    known = SpectralLeverage(Matern(ell, nu=1.5), 1e-3, density=np.ones(800)).fit(X)
-    known_iso = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, density=np.full(800, ell.prod())).fit(X / ell)
+    known = SpectralLeverage(Matern(ell, nu=1.5), 1e-3, density=np.ones(800), algorithm="density").fit(X)
+    known_iso = SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, density=np.full(800, ell.prod()),
+                                 algorithm="density").fit(X / ell)
     np.testing.assert_allclose(known.scores_, known_iso.scores_, rtol=1e-10)
 
 
 def test_amplitude_scales_like_reg():
     # K(K + nλI)^{-1} is unchanged by (c, λ) → (2c, 2λ)
     X = np.random.default_rng(2).uniform(size=(600, 1))
-    a = SpectralLeverage(ConstantKernel(2.0) * Matern(0.5, nu=1.5), 2e-3).fit(X).scores_
-    b = SpectralLeverage(Matern(0.5, nu=1.5), 1e-3).fit(X).scores_
+    a = SpectralLeverage(ConstantKernel(2.0) * Matern(0.5, nu=1.5), 2e-3, algorithm="density").fit(X).scores_
+    b = SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm="density").fit(X).scores_
     np.testing.assert_allclose(a, b, rtol=1e-7)
 
 
@@ -198,7 +202,8 @@ def test_amplitude_scales_like_reg():
 def test_known_density_matches_exact_in_interior(integral):
     n = 4000
     X = np.random.default_rng(3).uniform(size=(n, 1))
-    sl = SpectralLeverage(MATERN, n**-0.75, density=lambda Z: np.ones(Z.shape[0]), integral=integral).fit(X)
+    sl = SpectralLeverage(MATERN, n**-0.75, density=lambda Z: np.ones(Z.shape[0]), integral=integral,
+                          algorithm="density").fit(X)
     exact = n * exact_leverage(X, MATERN, n**-0.75)
     interior = (X[:, 0] > 0.1) & (X[:, 0] < 0.9)
     assert np.median(sl.scores_[interior] / exact[interior]) == pytest.approx(1.0, abs=0.05)
@@ -207,7 +212,7 @@ def test_known_density_matches_exact_in_interior(integral):
 
 def test_score_samples_on_training_points_and_sparse_points():
     X = np.random.default_rng(4).normal(size=(2000, 2))
-    sl = SpectralLeverage(RBF(0.5), 1e-3).fit(X)
+    sl = SpectralLeverage(RBF(0.5), 1e-3, algorithm="density").fit(X)
     np.testing.assert_allclose(sl.score_samples(X), sl.scores_, rtol=1e-10)
     centre, tail = sl.score_samples(np.array([[0.0, 0.0], [3.0, 3.0]]))
     assert tail > centre  # sparse regions have larger leverage
@@ -215,7 +220,7 @@ def test_score_samples_on_training_points_and_sparse_points():
 
 def test_scores_capped_by_isolated_point_bound():
     X = np.vstack([np.random.default_rng(5).uniform(size=(300, 1)), [[1e4]]])
-    sl = SpectralLeverage(Matern(0.05, nu=0.5), 1e-4).fit(X)
+    sl = SpectralLeverage(Matern(0.05, nu=0.5), 1e-4, algorithm="density").fit(X)
     bound = 301 / (1 + 301 * 1e-4)
     assert np.all(sl.scores_ <= bound * (1 + 1e-12))
     assert sl.scores_[-1] == pytest.approx(301 * exact_leverage(X, Matern(0.05, nu=0.5), 1e-4)[-1], rel=0.05)
@@ -223,7 +228,7 @@ def test_scores_capped_by_isolated_point_bound():
 
 def test_sampling_is_deterministic_and_follows_probabilities():
     X = np.random.default_rng(6).normal(size=(1000, 2))
-    sl = SpectralLeverage(RBF(0.5), 1e-3, random_state=3).fit(X)
+    sl = SpectralLeverage(RBF(0.5), 1e-3, random_state=3, algorithm="density").fit(X)
     np.testing.assert_array_equal(sl.sample(50), sl.sample(50))
     np.testing.assert_array_equal(sl.sample(50, random_state=np.random.default_rng(1)),
                                   sl.sample(50, random_state=np.random.default_rng(1)))
@@ -238,7 +243,7 @@ def test_sampling_is_deterministic_and_follows_probabilities():
 
 
 def test_sklearn_conventions():
-    sl = SpectralLeverage(RBF(0.5), 1e-3, bandwidth="silverman")
+    sl = SpectralLeverage(RBF(0.5), 1e-3, bandwidth="silverman", algorithm="density")
     assert clone(sl).get_params()["bandwidth"] == "silverman"
     assert sl.set_params(reg=0.1).reg == 0.1
     with pytest.raises(NotFittedError):
@@ -261,7 +266,7 @@ def test_sklearn_conventions():
 ])
 def test_bad_data(X, match):
     with pytest.raises(ValueError, match=match):
-        SpectralLeverage(RBF(), 1e-3).fit(X)
+        SpectralLeverage(RBF(), 1e-3, algorithm="density").fit(X)
 
 
 @pytest.mark.parametrize("kwargs,exc,match", [
@@ -280,11 +285,11 @@ def test_bad_data(X, match):
 def test_bad_parameters(kwargs, exc, match):
     params = {"kernel": RBF(), "reg": 1e-3, **kwargs}
     with pytest.raises(exc, match=match):
-        SpectralLeverage(**params).fit(np.random.default_rng(0).normal(size=(20, 2)))
+        SpectralLeverage(**params, algorithm="density").fit(np.random.default_rng(0).normal(size=(20, 2)))
 
 
 def test_bad_sample_size_and_features():
-    sl = SpectralLeverage(RBF(), 1e-3).fit(np.random.default_rng(0).normal(size=(20, 2)))
+    sl = SpectralLeverage(RBF(), 1e-3, algorithm="density").fit(np.random.default_rng(0).normal(size=(20, 2)))
     for bad in (0, -3):
         with pytest.raises(ValueError, match="n_samples"):
             sl.sample(bad)
@@ -298,11 +303,12 @@ def test_duplicates_and_constant_columns_give_finite_scores():
     rng = np.random.default_rng(7)
     X = np.repeat(rng.uniform(size=(100, 2)), 30, axis=0)
     X = np.column_stack([X, np.full(X.shape[0], 5.0)])
-    sl = SpectralLeverage(Matern(0.5, nu=1.5), 1e-3).fit(X)
+    sl = SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm="density").fit(X)
     assert np.all(np.isfinite(sl.scores_)) and np.all(sl.scores_ > 0)
     # the constant column changes nothing
-    np.testing.assert_allclose(sl.scores_, SpectralLeverage(Matern(0.5, nu=1.5), 1e-3).fit(X[:, :2]).scores_)
-    same = SpectralLeverage(ConstantKernel(2.0) * RBF(), 0.5).fit(np.ones((10, 3)))
+    np.testing.assert_allclose(sl.scores_, SpectralLeverage(Matern(0.5, nu=1.5), 1e-3,
+                                                            algorithm="density").fit(X[:, :2]).scores_)
+    same = SpectralLeverage(ConstantKernel(2.0) * RBF(), 0.5, algorithm="density").fit(np.ones((10, 3)))
     exact = 10 * exact_leverage(np.ones((10, 3)), ConstantKernel(2.0) * RBF(), 0.5)
     np.testing.assert_allclose(same.scores_, exact, rtol=1e-10)
 
@@ -312,7 +318,7 @@ def test_duplicates_and_constant_columns_give_finite_scores():
        log_reg=st.floats(-6, 0), nu=st.sampled_from([0.5, 1.5, 2.5, np.inf]))
 def test_invariants(n, d, seed, log_reg, nu):
     X = np.random.default_rng(seed).normal(size=(n, d))
-    sl = SpectralLeverage(Matern(1.0, nu=nu), 10**log_reg).fit(X)
+    sl = SpectralLeverage(Matern(1.0, nu=nu), 10**log_reg, algorithm="density").fit(X)
     assert np.all(np.isfinite(sl.scores_)) and np.all(sl.scores_ > 0)
     assert np.all(sl.leverage_ <= 1 / (1 + n * 10**log_reg) * (1 + 1e-9))
     assert sl.probabilities_.sum() == pytest.approx(1.0)
@@ -322,8 +328,8 @@ def test_invariants(n, d, seed, log_reg, nu):
 
 def test_given_intrinsic_dim_uses_knn_density_even_when_equal_to_d():
     X = np.random.default_rng(8).uniform(size=(2000, 2))
-    given = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=2.0).fit(X)
-    ambient = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=None).fit(X)
+    given = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=2.0, algorithm="density").fit(X)
+    ambient = SpectralLeverage(RBF(0.3), 1e-3, intrinsic_dim=None, algorithm="density").fit(X)
     assert given.intrinsic_dim_ == ambient.intrinsic_dim_ == 2.0
     assert type(given._model).__name__ == "KNNDensity"
     assert type(ambient._model).__name__ in ("BinnedDensity", "TreeDensity")
@@ -335,15 +341,16 @@ def test_score_samples_far_from_the_data_is_the_isolated_point_bound(kde):
     """Far from every point the KDE underflows to 0 (tree) or its floor (binned); h's limit there is
     k(0)/λ, above the cap n k(0)/(k(0) + nλ), so the cap is what comes back."""
     X = np.random.default_rng(0).uniform(size=(2000, 3))
-    sl = SpectralLeverage(Matern(0.5, nu=1.5), 2000**-0.75, kde=kde, random_state=0).fit(X)
+    sl = SpectralLeverage(Matern(0.5, nu=1.5), 2000**-0.75, kde=kde, random_state=0,
+                          algorithm="density").fit(X)
     far = sl.score_samples(X[:3] + 100.0)
     np.testing.assert_allclose(far, sl._score_cap(2000), rtol=1e-12)
 
 
 def test_max_tree_size_is_a_deprecated_alias_of_max_samples():
     X = np.random.default_rng(1).uniform(size=(3000, 5))
-    new = SpectralLeverage(RBF(0.5), 1e-3, max_samples=500, random_state=0).fit(X)
+    new = SpectralLeverage(RBF(0.5), 1e-3, max_samples=500, random_state=0, algorithm="density").fit(X)
     with pytest.warns(FutureWarning, match="max_samples"):
-        old = SpectralLeverage(RBF(0.5), 1e-3, max_tree_size=500, random_state=0).fit(X)
+        old = SpectralLeverage(RBF(0.5), 1e-3, max_tree_size=500, random_state=0, algorithm="density").fit(X)
     np.testing.assert_array_equal(old.scores_, new.scores_)
     assert new._model.n_tree_ == 500

@@ -1,0 +1,121 @@
+"""Full-scale leverage: exact in both limits, within a few per cent of exact leverage at both ends of
+the kernel × ℓ × λ grid where the density formula fails, identical rows sharing their leverage,
+blocks within the memory budget; SpectralLeverage's algorithm switch."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
+
+from spectral_leverage import SpectralLeverage, exact_leverage
+from spectral_leverage.kernels import parse_kernel
+from spectral_leverage.metrics import score_accuracy
+from spectral_leverage.spectral.full_scale import full_scale_leverage, outside_density_regime
+
+N = 1500
+
+
+@pytest.fixture(scope="module")
+def X():
+    return np.random.default_rng(0).normal(size=(N, 2))
+
+
+def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0):
+    return full_scale_leverage(X, kernel, parse_kernel(kernel), reg, max_pivots=max_pivots,
+                               n_neighbors=n_neighbors, max_samples=None, memory_budget=memory_budget,
+                               rng=np.random.default_rng(seed))
+
+
+# both ends of the grid where the density formula fails, and one setting between
+GRID = [
+    (RBF(2.0), N ** -0.75),  # a few global eigenfunctions: d_eff ~ 10
+    (Matern(2.0, nu=2.5), N ** -1.0),
+    (Matern(0.3, nu=0.5), N ** -1.0),  # a few rows per equivalent-kernel window: d_eff ~ 500
+    (ConstantKernel(2.0) * Matern(1.0, nu=1.5), N ** -0.75),
+    (Matern([0.5, 2.0], nu=1.5), N ** -1.0),  # anisotropic
+]
+
+
+@pytest.mark.parametrize(("kernel", "reg"), GRID, ids=lambda v: repr(v) if not isinstance(v, float) else "")
+def test_scores_match_exact_leverage_across_the_grid(X, kernel, reg):
+    exact = N * exact_leverage(X, kernel, reg)
+    scores = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X).scores_
+    acc = score_accuracy(scores, exact)
+    assert 0.95 <= acc["p05"] and acc["p95"] <= 1.05, acc
+    assert acc["scale"] == pytest.approx(1.0, abs=0.03)
+
+
+def test_the_density_formula_fails_where_full_scale_holds(X):
+    """The band above can fail: at RBF ℓ = 2 the density formula falls outside it."""
+    kernel, reg = GRID[0]
+    acc = score_accuracy(SpectralLeverage(kernel, reg, algorithm="density").fit(X).scores_,
+                         N * exact_leverage(X, kernel, reg))
+    assert acc["p05"] < 0.95 or acc["p95"] > 1.05, acc
+
+
+def test_exact_when_every_row_is_a_neighbour(X):
+    kernel, reg = Matern(0.7, nu=1.5), 1e-4
+    Xs = X[:300]
+    leverage, _ = full_scale(Xs, kernel, reg, max_pivots=5, n_neighbors=299)
+    np.testing.assert_allclose(leverage, exact_leverage(Xs, kernel, reg), rtol=1e-9)
+
+
+def test_nystrom_limit_is_within_the_residual_share(X):
+    """With every row a candidate pivot and no neighbours, the error is the residual's share (1 %)."""
+    Xs = X[:300]
+    for kernel, reg in ((RBF(2.0), 1e-2), (RBF(1.0), 1e-3), (Matern(0.7, nu=1.5), 1e-4)):
+        leverage, pivots = full_scale(Xs, kernel, reg, max_pivots=300, n_neighbors=0)
+        np.testing.assert_allclose(leverage, exact_leverage(Xs, kernel, reg), rtol=0.02)
+        assert len(np.unique(pivots)) == len(pivots)
+
+
+def test_identical_rows_share_their_leverage():
+    rng = np.random.default_rng(1)
+    distinct = rng.normal(size=(200, 2))
+    Xd = np.repeat(distinct, rng.integers(1, 8, size=200), axis=0)
+    n = len(Xd)
+    kernel, reg = Matern(0.5, nu=1.5), 1e-10
+    scores = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(Xd).scores_
+    _, group, counts = np.unique(Xd, axis=0, return_inverse=True, return_counts=True)
+    # a set of c identical rows shares at most one unit of leverage: d_eff <= distinct rows
+    assert scores.sum() / n <= len(distinct) * (1 + 1e-6)
+    assert np.all(scores <= n / counts[group.ravel()] * (1 + 1e-6))
+    np.testing.assert_allclose(scores, n * exact_leverage(Xd, kernel, reg), rtol=0.05)
+
+
+def test_memory_stays_within_the_budget_plus_linear_terms():
+    n, d, m, budget = 4000, 3, 100, 4 * 2**20
+    Xb = np.random.default_rng(2).normal(size=(n, d))
+    tracemalloc.start()
+    full_scale(Xb, Matern(0.3, nu=1.5), 1e-6, max_pivots=m, memory_budget=budget)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak <= budget + 8 * m * m * 4 + 8 * n * (d + 12), peak
+
+
+def test_deterministic_under_random_state(X):
+    a = SpectralLeverage(RBF(1.0), 1e-4, algorithm="full-scale", random_state=3).fit(X)
+    b = SpectralLeverage(RBF(1.0), 1e-4, algorithm="full-scale",
+                         random_state=np.random.default_rng(3)).fit(X)
+    np.testing.assert_array_equal(a.scores_, b.scores_)
+
+
+def test_the_regime_rule():
+    # a small effective dimension (resolved by the pivots) and a large mean leverage are refined
+    assert outside_density_regime(100.0, 10**6) and outside_density_regime(30_000.0, 10**6)
+    assert not outside_density_regime(5000.0, 10**6)
+
+
+def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_inside():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(20_000, 2))
+    kernel = Matern(0.2, nu=1.5)
+    middle = SpectralLeverage(kernel, 20_000 ** -1.0, random_state=0).fit(X)
+    density = SpectralLeverage(kernel, 20_000 ** -1.0, algorithm="density", random_state=0).fit(X)
+    assert middle.algorithm_ == "density"  # d_eff ≈ 250: over 512/4, under n/50
+    np.testing.assert_array_equal(middle.scores_, density.scores_)
+    wide = SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X[:2000])
+    assert wide.algorithm_ == "full-scale"
