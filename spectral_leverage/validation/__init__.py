@@ -1,6 +1,6 @@
 """The validation suite: Chen & Yang (AISTATS 2021) reproduced and extended, in one call.
 
-:func:`run_validation` runs three experiments, each a pure function of its settings and a seed
+:func:`run_validation` runs four experiments, each a pure function of its settings and a seed
 returning plain (JSON-ready) dicts, then draws the figures and writes the report from those dicts:
 
 1. :func:`~spectral_leverage.validation.curves.leverage_curves` (their Fig. 2): exact vs spectral
@@ -9,6 +9,8 @@ returning plain (JSON-ready) dicts, then draws the figures and writes the report
    time and R-ACC against exact scores, per data set.
 3. :func:`~spectral_leverage.validation.tradeoff.regression_tradeoff` (their Fig. 1): Nyström KRR
    risk against time to scores on the 3-D bimodal design.
+4. :func:`~spectral_leverage.validation.grid.hyperparameter_grid`: every method's scores against
+   exact ones over kernels × length scales × λ, on every data set.
 
 Output in ``out``: ``report.md``, the PNG figures and ``results.json``. From the command line:
 ``spectral-leverage validate [--quick] [--data FILE.csv ...] [--out DIR]``.
@@ -30,11 +32,13 @@ from .curves import DESIGNS_1D, leverage_curves, make_design
 from .data import DataSet, builtin_datasets, csv_dataset, shared_data_dir
 from .figures import (
     plot_accuracy,
+    plot_grid,
     plot_leverage_curves,
     plot_relative_error,
     plot_tradeoff,
     require_matplotlib,
 )
+from .grid import GRID_KERNELS, GRID_METHODS, hyperparameter_grid
 from .report import machine_info, write_report, write_results
 from .tradeoff import TRADEOFF_METHODS, regression_tradeoff
 
@@ -46,12 +50,16 @@ logger = logging.getLogger(__name__)
 QUICK = {"curve_sizes": (1000, 2000, 4000), "curve_replicates": 2, "max_exact": 2000,
          "accuracy_replicates": 3, "tradeoff_sizes": (1000, 4000, 10_000), "tradeoff_replicates": 3,
          "krr_max_n": 4000, "centers_factor": 4.0, "accuracy_samplers": ACCURACY_SAMPLERS,
-         "tradeoff_methods": TRADEOFF_METHODS}
-#: Sizes of the full run (up to about an hour on 2 cores: exact scores at n = 16 000 dominate).
+         "tradeoff_methods": TRADEOFF_METHODS, "grid_n": 1000, "grid_kernels": ("matern1.5", "rbf"),
+         "grid_length_scales": (0.5, 2.0), "grid_reg_exponents": (0.5, 1.0), "grid_methods": GRID_METHODS}
+#: Sizes of the full run (about two hours on 2 cores: exact scores at n = 16 000 and the grid's
+#: 36 settings per data set at n = 4000 dominate).
 FULL = {"curve_sizes": (1000, 4000, 16_000), "curve_replicates": 5, "max_exact": 6000,
         "accuracy_replicates": 10, "tradeoff_sizes": (1000, 4000, 16_000, 64_000), "tradeoff_replicates": 5,
         "krr_max_n": 8000, "centers_factor": 4.0, "accuracy_samplers": ACCURACY_SAMPLERS,
-        "tradeoff_methods": TRADEOFF_METHODS}
+        "tradeoff_methods": TRADEOFF_METHODS, "grid_n": 4000, "grid_kernels": GRID_KERNELS,
+        "grid_length_scales": (0.5, 1.0, 2.0), "grid_reg_exponents": (0.5, 0.75, 1.0),
+        "grid_methods": GRID_METHODS}
 
 _SYNTHETIC_LENGTH_SCALE, _REAL_LENGTH_SCALE = 0.5, 1.0
 
@@ -96,6 +104,9 @@ def estimate_seconds(config: dict, datasets: list[DataSet]) -> float:
     linear = (2.5e-4 * config["accuracy_replicates"] * len(config["accuracy_samplers"]) * sum(n_data)
               + 5e-5 * config["tradeoff_replicates"] * len(config["tradeoff_methods"]) * sum(tradeoff)
               + 5e-5 * len(DESIGNS_1D) * config["curve_replicates"] * sum(config["curve_sizes"]))
+    grid = len(config["grid_kernels"]) * len(config["grid_length_scales"]) * len(config["grid_reg_exponents"])
+    cubes += grid * len(datasets) * config["grid_n"] ** 3
+    linear += 1e-3 * grid * len(datasets) * len(config["grid_methods"]) * config["grid_n"]
     return cubic * cubes + linear
 
 
@@ -128,7 +139,7 @@ def _blas_limit(threads: int | None):
 
 def _run_experiments(results: dict, config: dict, datasets: list[DataSet], timings: dict, *, nu,
                      synthetic_scale, reg, seed, progress) -> None:
-    """The three experiments, in order, into ``results``; their wall times into ``timings``."""
+    """The four experiments, in order, into ``results``; their wall times into ``timings``."""
     t = time.perf_counter()
     results["curves"] = leverage_curves(config["curve_sizes"], n_replicates=config["curve_replicates"], nu=nu,
                                         length_scale=synthetic_scale, reg=reg, random_state=seed,
@@ -145,13 +156,19 @@ def _run_experiments(results: dict, config: dict, datasets: list[DataSet], timin
                                               centers_factor=config["centers_factor"],
                                               krr_max_n=config["krr_max_n"], random_state=seed,
                                               progress=progress)
-    timings["tradeoff"] = time.perf_counter() - t
+    timings["tradeoff"], t = time.perf_counter() - t, time.perf_counter()
+    results["grid"] = hyperparameter_grid(datasets, n=config["grid_n"], kernels=config["grid_kernels"],
+                                          length_scales=config["grid_length_scales"],
+                                          reg_exponents=config["grid_reg_exponents"],
+                                          methods=config["grid_methods"], random_state=seed,
+                                          progress=progress)
+    timings["grid"] = time.perf_counter() - t
 
 
 def run_validation(out="report", *, quick: bool = False, data=(), random_state=0, nu: float = 1.5,
                    length_scale: float | None = None, reg: float | None = None, config: dict | None = None,
                    blas_threads: int | None = 1, progress: bool = False) -> dict:
-    """Run the three experiments, write ``report.md``, the PNG figures and ``results.json`` to ``out``.
+    """Run the four experiments, write ``report.md``, the PNG figures and ``results.json`` to ``out``.
 
     Parameters
     ----------
@@ -185,13 +202,13 @@ def run_validation(out="report", *, quick: bool = False, data=(), random_state=0
     -------
     dict
         What ``results.json`` holds: ``meta`` (settings, seed, wall time, peak memory, machine,
-        versions), ``curves``, ``accuracy``, ``tradeoff`` and ``figures`` (file names).
+        versions), ``curves``, ``accuracy``, ``tradeoff``, ``grid`` and ``figures`` (file names).
 
     Examples
     --------
     >>> results = run_validation("report", quick=True)  # doctest: +SKIP
     >>> sorted(results["figures"])  # doctest: +SKIP
-    ['accuracy', 'leverage_curves', 'relative_error', 'tradeoff']
+    ['accuracy', 'grid', 'leverage_curves', 'relative_error', 'tradeoff']
     """
     require_matplotlib()
     start, started = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -219,7 +236,8 @@ def run_validation(out="report", *, quick: bool = False, data=(), random_state=0
     figures = {"leverage_curves": plot_leverage_curves(results["curves"], out / "leverage_curves.png"),
                "relative_error": plot_relative_error(results["curves"], out / "relative_error.png"),
                "accuracy": plot_accuracy(results["accuracy"], out / "accuracy.png"),
-               "tradeoff": plot_tradeoff(results["tradeoff"], out / "tradeoff.png")}
+               "tradeoff": plot_tradeoff(results["tradeoff"], out / "tradeoff.png"),
+               "grid": plot_grid(results["grid"], out / "grid.png")}
     results["figures"] = {key: path.name for key, path in figures.items()}
     results["meta"].update({"experiment_seconds": timings, "wall_seconds": time.perf_counter() - start,
                             "peak_rss_mb": _peak_rss_mb(), "machine": machine_info()})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["plot_accuracy", "plot_leverage_curves", "plot_relative_error", "plot_tradeoff",
+__all__ = ["plot_accuracy", "plot_grid", "plot_leverage_curves", "plot_relative_error", "plot_tradeoff",
            "require_matplotlib"]
 
 INSTALL_HINT = 'the validation figures need matplotlib: pip install "spectral_leverage[validate]"'
@@ -224,4 +224,40 @@ def plot_tradeoff(tradeoff: dict, path) -> Path:
                  f"n = {', '.join(map(str, settings['sizes']))} (the risk falls with n), "
                  f"Matérn ν = {settings['nu']}, ℓ = {settings['length_scale']},\n"
                  f"λ = {settings['reg_rule']}, median of {settings['n_replicates']} replicate(s)", fontsize=9)
+    return _save(fig, path)
+
+
+def plot_grid(grid: dict, path) -> Path:
+    """Heat maps of the hyper-parameter grid: one panel per (data set, method), a row per
+    (kernel, ℓ) and a column per λ = n^-a; each cell reads "5th/95th percentile" of R-ACC, coloured
+    by the larger deviation from 1 (white: exact; dark: off by 0.5 or more), framed where not ok."""
+    from matplotlib.patches import Rectangle
+
+    settings = grid["settings"]
+    datasets = list(dict.fromkeys(r["dataset"] for r in grid["rows"]))
+    methods, exponents = settings["methods"], settings["reg_exponents"]
+    labels = [(k, ell) for k in settings["kernels"] for ell in settings["length_scales"]]
+    fig, axes = _figure(len(datasets), len(methods), 2.3 * len(methods) + 1,
+                        0.32 * len(labels) * len(datasets) + 1.2)
+    for i, name in enumerate(datasets):
+        for j, method in enumerate(methods):
+            ax = axes[i * len(methods) + j]
+            deviation = np.full((len(labels), len(exponents)), np.nan)
+            for row in grid["rows"]:
+                if row["dataset"] != name or row["method"] != method or row["replicate"]:
+                    continue
+                y = labels.index((row["kernel"], row["length_scale"]))
+                x = exponents.index(row["reg_exponent"])
+                deviation[y, x] = max(1 - row["p05"], row["p95"] - 1)
+                ax.text(x, y, f"{row['p05']:.2f}/{row['p95']:.2f}", ha="center", va="center", fontsize=5.5,
+                        color="white" if deviation[y, x] > 0.3 else "black")
+                if not row["ok"]:
+                    ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="red", lw=1))
+            image = ax.imshow(deviation, cmap="Greys", vmin=0, vmax=0.5, aspect="auto")
+            ax.set_xticks(range(len(exponents)), [f"n^-{a:g}" for a in exponents], fontsize=7)
+            ax.set_yticks(range(len(labels)), [f"{k} ℓ={ell:g}" for k, ell in labels], fontsize=6)
+            if j:
+                ax.set_yticklabels([])
+            ax.set_title(f"{name}: {method}", fontsize=8)
+    fig.colorbar(image, ax=list(axes), shrink=0.5, label="max(1 - p05, p95 - 1)")
     return _save(fig, path)

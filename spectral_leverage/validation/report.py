@@ -158,6 +158,24 @@ def _tradeoff_section(tradeoff: dict, figures: dict) -> list[str]:
     return lines
 
 
+def _grid_section(grid: dict, figures: dict) -> list[str]:
+    s = grid["settings"]
+    lines = ["## 4. Scores over the hyper-parameter grid", "",
+             f"Kernels {', '.join(s['kernels'])} × "
+             f"ℓ ∈ {{{', '.join(f'{v:g}' for v in s['length_scales'])}}} × "
+             f"λ = n^-a, a ∈ {{{', '.join(f'{v:g}' for v in s['reg_exponents'])}}}; n = {s['n']}, "
+             f"{s['n_replicates']} replicate(s). A setting is ok when R-ACC's 5th and 95th percentiles are "
+             f"within [{s['ok_band'][0]}, {s['ok_band'][1]}] and the effective dimension within "
+             f"[{s['ok_scale'][0]}, {s['ok_scale'][1]}] × exact. `spectral` is the default "
+             "(`algorithm=\"auto\"`), `density` the density formula alone.", ""]
+    rows = [[r["dataset"], r["method"], f"{100 * r['ok_share']:.0f} %", r["worst_p05"], r["worst_p95"],
+             r["seconds"]] for r in grid["summary"]]
+    lines += _table(["data", "method", "settings ok", "worst 5th pct.", "worst 95th pct.",
+                     "median time (s)"], rows)
+    lines += [f"![R-ACC percentiles over the grid]({figures['grid']})", ""]
+    return lines
+
+
 def write_report(results: dict, out) -> Path:
     """Write ``out/report.md``: settings, machine, one section per experiment with its table and
     figures (file names relative to ``out``, from ``results["figures"]``).
@@ -188,6 +206,8 @@ def write_report(results: dict, out) -> Path:
         lines += _accuracy_section(results["accuracy"], figures)
     if "tradeoff" in results:
         lines += _tradeoff_section(results["tradeoff"], figures)
+    if "grid" in results:
+        lines += _grid_section(results["grid"], figures)
     path = Path(out) / "report.md"
     path.write_text("\n".join(lines))
     return path
