@@ -65,12 +65,14 @@ from scipy.spatial import cKDTree
 from .._blocks import KERNEL_BYTES_PER_ENTRY, row_chunks
 from ..pivoted_cholesky import PIVOT_BLOCK, RESIDUAL_SHARE, inverse_sqrt, rp_cholesky
 
-__all__ = ["full_scale_leverage", "outside_density_regime"]
+__all__ = ["full_scale_leverage", "outside_density_regime", "pivots_for"]
 
 logger = logging.getLogger(__name__)
 
 #: Pivots of the far-field factor (at most; fewer once the residual is negligible).
 MAX_PIVOTS = 512
+#: Far-field work :math:`n m^2` at most: past 65 536 rows the pivots shrink as :math:`1/\sqrt{n}`.
+PIVOT_WORK = 2**34
 #: Rows conditioned on exactly in each near block.
 NEIGHBOURS = 32
 #: The density formula needs many rows in the equivalent kernel's window, which holds about
@@ -78,20 +80,32 @@ NEIGHBOURS = 32
 DISCRETE_LEVERAGE = 1 / 50
 
 
-def outside_density_regime(effective_dimension: float, n: int, max_pivots: int = MAX_PIVOTS) -> bool:
+def pivots_for(n: int) -> int:
+    """Most pivots for n rows: :data:`MAX_PIVOTS`, fewer where :math:`n m^2` would pass
+    :data:`PIVOT_WORK` (never under 64).
+
+    Examples
+    --------
+    >>> pivots_for(4000), pivots_for(10**6)
+    (512, 131)
+    """
+    return int(min(MAX_PIVOTS, max(64, np.sqrt(PIVOT_WORK / n))))
+
+
+def outside_density_regime(effective_dimension: float, n: int) -> bool:
     r"""Whether the density formula's scores, of sum ``effective_dimension`` over n rows, should be
     replaced by the full-scale ones.
 
     Two tests, one per end of the spectrum (module docstring): a small effective dimension, which
-    ``max_pivots`` pivots resolve (the Nyström leverage needs about four pivots per degree of
-    freedom), and a large mean leverage :math:`d_\mathrm{eff}/n \ge 1/50`.
+    :func:`pivots_for` (n) pivots resolve (the Nyström leverage needs about four pivots per degree
+    of freedom), and a large mean leverage :math:`d_\mathrm{eff}/n \ge 1/50`.
 
     Examples
     --------
     >>> outside_density_regime(20.0, 100_000), outside_density_regime(2000.0, 100_000)
     (True, False)
     """
-    return 4 * effective_dimension <= max_pivots or effective_dimension >= DISCRETE_LEVERAGE * n
+    return 4 * effective_dimension <= pivots_for(n) or effective_dimension >= DISCRETE_LEVERAGE * n
 
 
 def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: int, n_neighbors: int,

@@ -55,7 +55,7 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
-from .full_scale import MAX_PIVOTS, NEIGHBOURS, full_scale_leverage, outside_density_regime
+from .full_scale import NEIGHBOURS, full_scale_leverage, outside_density_regime, pivots_for
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["SpectralLeverage"]
@@ -293,7 +293,7 @@ class SpectralLeverage(LeverageSampler):
         self.algorithm_ = self._choose_algorithm(backend, n)
         if self.algorithm_ == "full-scale":
             leverage, _ = full_scale_leverage(
-                X, resolve_kernel(self.kernel), spec, reg, max_pivots=MAX_PIVOTS, n_neighbors=NEIGHBOURS,
+                X, resolve_kernel(self.kernel), spec, reg, max_pivots=pivots_for(n), n_neighbors=NEIGHBOURS,
                 max_samples=self._max_samples, memory_budget=self.memory_budget,
                 rng=check_random_state(self.random_state))
             self._set_scores(n * leverage)

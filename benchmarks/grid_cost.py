@@ -1,0 +1,90 @@
+"""Cost of the default scores over the hyper-parameter grid: what ``algorithm="auto"`` chooses at each
+(kernel, ℓ, λ = n^-a), its fit time and peak memory against the density path and the project's
+Recursive-RLS / BLESS on the same data (standard Gaussian inputs, d features).
+
+    python benchmarks/grid_cost.py --n 100000 --d 3 [--kernels rbf,matern1.5] [--against recursive-rls]
+
+Each fit runs in a fresh process (peak memory is the process's own); a method that has not finished
+within ``--timeout`` seconds is reported as such. Prints a table and writes JSON next to this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+WORKER = """
+import json, resource, sys, time
+import numpy as np
+from spectral_leverage import SpectralLeverage, make_sampler
+from spectral_leverage.validation.grid import make_kernel
+n, d, family, ell, a, method = json.loads(sys.argv[1])
+X = np.random.default_rng(0).normal(size=(n, d))
+kernel, reg = make_kernel(family, ell), n ** -a
+if method in ("spectral", "density"):
+    sampler = SpectralLeverage(kernel, reg, algorithm="auto" if method == "spectral" else "density",
+                               random_state=0)
+else:
+    sampler = make_sampler(method, kernel=kernel, reg=reg, random_state=0)
+start = time.perf_counter()
+sampler.fit(X)
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "d_eff": float(sampler.effective_dimension_),
+                  "algorithm": getattr(sampler, "algorithm_", method),
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run(setting: list, timeout: float) -> dict:
+    try:
+        done = subprocess.run([sys.executable, "-c", WORKER, json.dumps(setting)], capture_output=True,
+                              text=True, timeout=timeout, check=True)
+    except subprocess.TimeoutExpired:
+        return {"seconds": None, "note": f"over {timeout:.0f} s"}
+    except subprocess.CalledProcessError as err:
+        return {"seconds": None, "note": err.stderr.strip().splitlines()[-1][:80]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--d", type=int, default=3)
+    parser.add_argument("--kernels", default="matern0.5,matern1.5,matern2.5,rbf")
+    parser.add_argument("--length-scales", default="0.5,1,2")
+    parser.add_argument("--reg-exponents", default="0.5,0.75,1")
+    parser.add_argument("--against", default="recursive-rls", help="comma-separated sampler names, or ''")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+    methods = ["spectral", "density", *[m for m in args.against.split(",") if m]]
+    rows = []
+    print(f"n = {args.n}, d = {args.d}; seconds per fit (fresh process), peak MiB of the default")
+    print(f"{'kernel':>10} {'ℓ':>4} {'a':>5} {'auto →':>11} {'d_eff':>8} "
+          + " ".join(f"{m:>14}" for m in methods) + "   ratios to spectral")
+    for family in args.kernels.split(","):
+        for ell in map(float, args.length_scales.split(",")):
+            for a in map(float, args.reg_exponents.split(",")):
+                row = {"kernel": family, "length_scale": ell, "reg_exponent": a}
+                for method in methods:
+                    row[method] = run([args.n, args.d, family, ell, a, method], args.timeout)
+                rows.append(row)
+                own = row["spectral"]
+                cells = [f"{r['seconds']:14.2f}" if r["seconds"] is not None else f"{r['note']:>14}"
+                         for r in (row[m] for m in methods)]
+                ratios = [f"{row[m]['seconds'] / own['seconds']:.1f}x" if row[m]["seconds"] and own["seconds"]
+                          else "-" for m in methods[1:]]
+                print(f"{family:>10} {ell:4g} {a:5g} {own.get('algorithm', '-'):>11} "
+                      f"{own.get('d_eff', float('nan')):8.1f} " + " ".join(cells) + "   " + " ".join(ratios)
+                      + f"   peak {own.get('peak_mib', float('nan')):.0f} MiB", flush=True)
+    out = Path(__file__).with_name(f"results_grid_cost_n{args.n}_d{args.d}.json")
+    out.write_text(json.dumps({"n": args.n, "d": args.d, "rows": rows,
+                               "when": time.strftime("%Y-%m-%d %H:%M")}, indent=1))
+    print(f"written {out}")
+
+
+if __name__ == "__main__":
+    main()
