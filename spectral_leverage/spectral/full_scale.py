@@ -166,16 +166,18 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, %d neighbours", len(pivots),
                 root.shape[1], n_sub, k)
 
-    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma)
+    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, memory_budget)
     Z = spec.rescale(X)
     # blocks of rows that are close in space (a k-d tree's leaf order) share most neighbours
     order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices if k else np.arange(n)
     tree = KDTree(Z) if k else None
-    # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct rows,
-    # its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps (d each) and matrices (~12)
-    per_block_row = 3 * per_row + (k + 1) * 16.0 * root.shape[1] + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
+    # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct rows
+    # (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps (d each) and
+    # matrices (~12); the kept rows take the other half of the budget
+    per_block_row = (0.0 if near_field.kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
+        + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
     leverage = np.empty(n)
-    for chunk in row_chunks(n, per_block_row, memory_budget):
+    for chunk in row_chunks(n, per_block_row, memory_budget / 2):
         rows = order[chunk]
         near = rows[:, None] if tree is None else _neighbour_blocks(tree, Z, rows, k)
         leverage[rows] = near_field(near, Z)
@@ -196,18 +198,33 @@ def _neighbour_blocks(tree: KDTree, Z: np.ndarray, rows: np.ndarray, k: int) -> 
 
 
 class _NearField:
-    """:math:`l_i` of the first row of each near block (module docstring), given the far field."""
+    """:math:`l_i` of the first row of each near block (module docstring), given the far field.
 
-    def __init__(self, X, spec, kernel, pivot_rows, root, chol, residual, gamma):
+    The factor rows F and their solves G (:math:`GG^\top = FA^{-1}F^\top`) of all n rows are kept
+    when they fit in ``memory_budget / 2``; otherwise each block recomputes those of its rows."""
+
+    def __init__(self, X, spec, kernel, pivot_rows, root, chol, residual, gamma, memory_budget):
         self.X, self.spec, self.kernel, self.pivot_rows = X, spec, kernel, pivot_rows
         self.root, self.chol, self.residual, self.gamma = root, chol, residual, gamma
+        self.kept = None
+        n, rank = X.shape[0], root.shape[1]
+        if 16.0 * n * rank <= memory_budget / 2:
+            self.kept = np.empty((2, n, rank))
+            per_row = KERNEL_BYTES_PER_ENTRY * len(pivot_rows) + 16.0 * rank
+            for rows in row_chunks(n, per_row, memory_budget / 2):
+                self.kept[:, rows] = self._factor_rows(np.arange(n)[rows])
+
+    def _factor_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        F = self.kernel(self.X[rows], self.pivot_rows) @ self.root
+        return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
 
     def __call__(self, near: np.ndarray, Z: np.ndarray) -> np.ndarray:
-        rows, position = np.unique(near, return_inverse=True)
-        position = position.reshape(near.shape)
-        F_rows = self.kernel(self.X[rows], self.pivot_rows) @ self.root
-        G_rows = scipy.linalg.solve_triangular(self.chol, F_rows.T, lower=True).T  # G G^T = F A^-1 F^T
-        F_B, G_B = F_rows[position], G_rows[position]  # (b, k+1, rank)
+        if self.kept is None:
+            rows, position = np.unique(near, return_inverse=True)
+            F_rows, G_rows = self._factor_rows(rows)
+            F_B, G_B = F_rows[position.reshape(near.shape)], G_rows[position.reshape(near.shape)]
+        else:
+            F_B, G_B = self.kept[0][near], self.kept[1][near]  # (b, k+1, rank)
         S = G_B @ G_B.transpose(0, 2, 1)
         if near.shape[1] > 1:
             points = Z[near]

@@ -13,7 +13,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral.full_scale import full_scale_leverage, outside_density_regime
+from spectral_leverage.spectral.full_scale import full_scale_leverage, outside_density_regime, pivots_for
 
 N = 1500
 
@@ -58,8 +58,8 @@ def test_the_density_formula_fails_where_full_scale_holds(X):
 
 def test_exact_when_every_row_is_a_neighbour(X):
     kernel, reg = Matern(0.7, nu=1.5), 1e-4
-    Xs = X[:300]
-    leverage, _ = full_scale(Xs, kernel, reg, max_pivots=5, n_neighbors=299)
+    Xs = X[:150]
+    leverage, _ = full_scale(Xs, kernel, reg, max_pivots=5, n_neighbors=149)
     np.testing.assert_allclose(leverage, exact_leverage(Xs, kernel, reg), rtol=1e-9)
 
 
@@ -105,8 +105,12 @@ def test_deterministic_under_random_state(X):
 
 def test_the_regime_rule():
     # a small effective dimension (resolved by the pivots) and a large mean leverage are refined
-    assert outside_density_regime(100.0, 10**6) and outside_density_regime(30_000.0, 10**6)
-    assert not outside_density_regime(5000.0, 10**6)
+    assert outside_density_regime(100.0, 4000) and outside_density_regime(30.0, 10**6)
+    assert outside_density_regime(30_000.0, 10**6)
+    assert not outside_density_regime(100.0, 10**6) and not outside_density_regime(5000.0, 10**6)
+    # the pivots' far-field work n m^2 stays bounded, m never under 64
+    for n in (10**3, 10**5, 10**6, 10**8):
+        assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= 512
 
 
 def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_inside():
