@@ -146,3 +146,23 @@ def test_unknown_kernel_is_refused():
                           NystromKernelPCA(n_landmarks=8, approximation="fourier", random_state=0)])
 def test_nystrom_kernel_pca_is_a_scikit_learn_transformer(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("approximation", ["nystrom", "fourier"])
+def test_dask_input_gives_the_in_memory_fit(approximation):
+    """The same lines on a Dask array (threaded scheduler): candidates subsampled and gathered."""
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(6).normal(size=(6000, 3))
+    Xd = da.from_array(X, chunks=(1000, 3))
+    params = dict(n_components=3, kernel=Matern(1.0, nu=1.5), n_landmarks=40,
+                  approximation=approximation, max_candidates=2500, random_state=0)
+    local = NystromKernelPCA(**params).fit(X)
+    dist = NystromKernelPCA(**params).fit(Xd)
+    if approximation == "nystrom":
+        np.testing.assert_array_equal(dist.landmarks_, local.landmarks_)
+    np.testing.assert_allclose(dist.eigenvalues_, local.eigenvalues_, rtol=1e-10)
+    assert isinstance(dist.eigenvectors_, da.Array) and dist.eigenvectors_.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(dist.eigenvectors_.compute(), local.eigenvectors_, atol=1e-10)
+    Y = dist.transform(Xd[:500])
+    assert isinstance(Y, da.Array)
+    np.testing.assert_allclose(Y.compute(), local.transform(X[:500]), atol=1e-8)
