@@ -1,8 +1,11 @@
-"""Kernel ridge regression solvers: Nyström (leverage-sampled centres), sketched, random features."""
+"""Kernel ridge regression solvers: Nyström (leverage-sampled centres), sketched, random features;
+kernel PCA on the same features."""
 
 from .centers import sample_centers
+from .kernel_pca import NystromKernelPCA
 from .nystrom import LeverageNystroem, NystromKRR
 from .random_features import RandomFourierKRR
 from .sketched import SketchedKRR
 
-__all__ = ["LeverageNystroem", "NystromKRR", "RandomFourierKRR", "SketchedKRR", "sample_centers"]
+__all__ = ["LeverageNystroem", "NystromKRR", "NystromKernelPCA", "RandomFourierKRR", "SketchedKRR",
+           "sample_centers"]
