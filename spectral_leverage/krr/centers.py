@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import _check_sample_weight
 
 from .._validation import check_data, check_positive, check_random_state, check_samples
 from ..backends import backend_for
@@ -13,13 +14,34 @@ from ..kernels import parse_kernel
 from ..samplers import make_sampler
 from ..spectral import SpectralLeverage
 
-__all__ = ["draw_centers", "sample_centers"]
+__all__ = ["draw_centers", "positive_rows", "sample_centers"]
 
 
-def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng,
-                 name: str = "n_centers") -> np.ndarray:
+def positive_rows(X: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
+    """(indices of the rows of positive weight, their weights) for in-memory X: zero weights are
+    dropped rows, so a fit never sees them (not in the centres' density either). ``ValueError``
+    for negative, non-finite or mis-shaped weights and for fewer than two positive ones."""
+    weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("sample_weight must be finite; drop the rows or give them weight 0.")
+    rows = np.flatnonzero(weights > 0)
+    if rows.size < 2:
+        raise ValueError(
+            f"sample_weight has {rows.size} non-zero weight(s): at least two rows need a positive "
+            "weight (a zero weight drops its row)."
+        )
+    return rows, weights[rows]
+
+
+def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
+                 sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
-    rows when n_centers >= n). On Dask only the spectral sampler runs where the data are."""
+    rows when n_centers >= n). On Dask only the spectral sampler runs where the data are.
+
+    With positive ``sample_weight`` (in memory) row i is drawn with probability proportional to
+    :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
+    for :math:`w_i` repeated rows, each of which has the leverage :math:`s_i` (to the extent that
+    repeating rows leaves the sampler's density estimate alone; exact for the uniform sampler)."""
     n = X.shape[0]
     if n_centers >= n:
         if n_centers > n:
@@ -45,8 +67,13 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng,
         if not isinstance(sampler, str):
             obj = clone(obj)
         obj.fit(X)
-    indices = np.asarray(obj.sample(n_centers, replace=True, random_state=rng), dtype=np.intp)
-    return np.unique(indices)
+    if sample_weight is None:
+        indices = obj.sample(n_centers, replace=True, random_state=rng)
+    else:
+        backend = backend_for(X)
+        scores, _, state = backend.summarise_scores(obj.scores_ * sample_weight)
+        indices = backend.draw(scores, state, rng.random(n_centers))
+    return np.unique(np.asarray(indices, dtype=np.intp))
 
 
 def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
