@@ -125,12 +125,15 @@ def centred_system(sums: tuple, fit_intercept: bool) -> tuple:
     return H, c, b_mean, y_mean, total
 
 
-def solve_normal_equations(H: np.ndarray, c: np.ndarray, T: np.ndarray, n_reg: float) -> np.ndarray:
-    """α = T⁻¹ (H + nλ I)⁻¹ c, from the upper triangle of H (overwritten)."""
-    H[np.diag_indices(H.shape[0])] += n_reg  # dsyrk filled the upper triangle, all cho_factor reads
+def solve_normal_equations(sums: tuple, T: np.ndarray, reg: float,
+                           fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(α, intercept) from the sums of :func:`normal_equations` (overwritten): α = T⁻¹ β with
+    β = (H + Wλ I)⁻¹ c of the (centred) system, intercept = ȳ − b̄ᵀβ."""
+    H, c, b_mean, y_mean, total = centred_system(sums, fit_intercept)
+    H[np.diag_indices(H.shape[0])] += total * reg  # the upper triangle is all cho_factor reads
     beta = cho_solve(cho_factor(H, lower=False, overwrite_a=True, check_finite=False), c,
                      check_finite=False)
-    return solve_triangular(T, beta, lower=False, check_finite=False)
+    return solve_triangular(T, beta, lower=False, check_finite=False), y_mean - b_mean @ beta
 
 
 def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_budget: float,

@@ -14,7 +14,13 @@ from ..kernels import parse_kernel
 from ..samplers import make_sampler
 from ..spectral import SpectralLeverage
 
-__all__ = ["draw_centers", "positive_rows", "sample_centers"]
+__all__ = ["AUTO_CENTERS_FACTOR", "auto_centers", "center_budget", "choose_centers", "draw_centers",
+           "positive_rows", "sample_centers"]
+
+#: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/auto-centres.md)
+AUTO_CENTERS_FACTOR = 2.0
+_MIN_AUTO_CENTERS = 20
+_BISECTION_STEPS = 12
 
 
 def positive_rows(X: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
@@ -31,6 +37,77 @@ def positive_rows(X: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]
             "weight (a zero weight drops its row)."
         )
     return rows, weights[rows]
+
+
+def center_budget(memory_budget: float) -> int:
+    """Most centres whose :math:`m \\times m` matrices (the kernel of the centres, its Cholesky
+    factor, the normal equations and their factor: four float64 arrays) fit in ``memory_budget``."""
+    return max(1, int(np.sqrt(memory_budget / 32.0)))
+
+
+def _is_spectral(sampler) -> bool:
+    return sampler == "spectral" if isinstance(sampler, str) else isinstance(sampler, SpectralLeverage)
+
+
+def _spectral_at(X, sampler, kernel, reg: float, seed: int) -> SpectralLeverage:
+    obj = clone(sampler).set_params(reg=reg) if isinstance(sampler, SpectralLeverage) else \
+        SpectralLeverage(kernel, reg, random_state=seed)
+    return obj.fit(X)
+
+
+def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
+                 name: str = "n_centers") -> tuple[int, object, float]:
+    r"""``n_centers="auto"``: (m, the sampler to draw with, the λ of its scores).
+
+    :math:`m = \lceil c\, d_\mathrm{eff}(\lambda) \rceil` with :math:`c` =
+    :data:`AUTO_CENTERS_FACTOR` and :math:`d_\mathrm{eff}` the spectral (SA) estimate, at least 20
+    and at most n and :func:`center_budget`. When the budget binds (a warning says so) the centres
+    are drawn by scores at the :math:`\lambda' > \lambda` with :math:`c\,d_\mathrm{eff}(\lambda')
+    = m` (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing): scores
+    at :math:`\lambda` spread m draws over more directions than m centres can hold, which can lose
+    to uniform sampling (docs/notes/auto-centres.md)."""
+    n = X.shape[0]
+    seed = int(rng.integers(2**31 - 1))
+    fitted = _spectral_at(X, sampler, kernel, reg, seed)
+    target = AUTO_CENTERS_FACTOR * fitted.effective_dimension_
+    cap = min(center_budget(memory_budget), n)
+    if target <= cap:
+        m = min(n, max(int(np.ceil(target)), _MIN_AUTO_CENTERS))
+        return m, fitted if _is_spectral(sampler) else sampler, reg
+    warnings.warn(
+        f"{name}='auto': {AUTO_CENTERS_FACTOR:g} x d_eff = {target:.0f} centres exceed the "
+        f"{cap} that memory_budget allows; using {cap}, drawn by scores at the larger reg whose "
+        "effective dimension matches. Raise memory_budget for more centres.",
+        UserWarning, stacklevel=3)
+    low, high = np.log(reg), np.log(reg)
+    while AUTO_CENTERS_FACTOR * fitted.effective_dimension_ > cap:
+        low, high = high, high + np.log(10.0)
+        fitted = _spectral_at(X, sampler, kernel, float(np.exp(high)), seed)
+    best = fitted
+    for _ in range(_BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        fitted = _spectral_at(X, sampler, kernel, float(np.exp(middle)), seed)
+        if AUTO_CENTERS_FACTOR * fitted.effective_dimension_ > cap:
+            low = middle
+        else:
+            high, best = middle, fitted
+        if high - low < 0.05:
+            break
+    reg_used = float(np.exp(high))
+    return cap, best if _is_spectral(sampler) else sampler, reg_used
+
+
+def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
+                   sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(unique sorted centre indices, number of draws): :func:`auto_centers` for ``"auto"``, then
+    :func:`draw_centers`."""
+    sampler_reg = reg
+    if n_centers == "auto":
+        n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
+                                                       memory_budget=memory_budget, rng=rng)
+    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
+                       sample_weight=sample_weight)
+    return idx, min(n_centers, X.shape[0])
 
 
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",

@@ -50,14 +50,13 @@ from ..kernels import parse_kernel, resolve_kernel
 from ..samplers import SAMPLERS
 from ._solvers import (
     DIRECT_MAX_CENTERS,
-    centred_system,
     normal_equations,
     predict_block,
     solve_cg,
     solve_normal_equations,
     upper_cholesky,
 )
-from .centers import draw_centers, positive_rows
+from .centers import choose_centers, draw_centers, positive_rows
 
 __all__ = ["LeverageNystroem", "NystromKRR"]
 
@@ -85,22 +84,24 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         ``Matern(length_scale=1.0, nu=1.5)``.
     reg : float, default=1e-3
         :math:`\lambda > 0` (scikit-learn's ``KernelRidge(alpha=n * reg)`` is the exact analogue).
-    n_centers : int, default=100
+    n_centers : int or "auto", default=100
         Number of leverage-sampled draws (>= 1); duplicates are dropped, so ``len(center_indices_)``
-        may be smaller. More than n warns and uses every point.
+        may be smaller. More than n warns and uses every point. ``"auto"``: twice the spectral
+        estimate of :math:`d_\mathrm{eff}(\lambda)`, capped by ``memory_budget`` with a warning
+        (:func:`~spectral_leverage.krr.centers.auto_centers`).
     sampler : str or LeverageSampler, default="spectral"
         A name from :data:`spectral_leverage.SAMPLERS` (``"spectral"``, ``"uniform"``,
         ``"exact"``, ...) or a sampler object: cloned and fitted on X, unless it is already fitted
         on n points, in which case its ``probabilities_`` are used as they are.
     fit_intercept : bool, default=True
-        Fit the unpenalised intercept :math:`b` (as scikit-learn's ``Ridge``). Without it the kernel
-        must fit the target's mean, which a stationary kernel with :math:`k \to 0` far from the
-        centres does badly: on un-centred CCPP (mean ≈ 454) test RMSE ≈ 51 against ≈ 3.9.
+        Fit the unpenalised intercept :math:`b` (as scikit-learn's ``Ridge``); without it the kernel,
+        which decays away from the centres, must carry the target's mean.
     solver : {"auto", "direct", "cg"}, default="auto"
         ``"direct"``: Cholesky, :math:`O(nm^2 + m^3)`. ``"cg"``: FALKON-preconditioned conjugate
         gradient, :math:`O(nm)` per iteration. ``"auto"``: direct for m <= 5000, else cg.
     memory_budget : int, default=256 MiB
-        Bytes for the row blocks of :math:`K_{nJ}` (the :math:`m \times m` matrices come on top).
+        Bytes for the row blocks of :math:`K_{nJ}` (the :math:`m \times m` matrices come on top,
+        except for ``n_centers="auto"``, which keeps them within it too).
     random_state : int, numpy Generator or None, default=None
         Seeds the centre sampling.
     verbose : bool, default=False
@@ -149,7 +150,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,
-        "n_centers": POSITIVE_INT,
+        "n_centers": [*POSITIVE_INT, StrOptions({"auto"})],
         "sampler": SAMPLER,
         "fit_intercept": ["boolean"],
         "solver": [StrOptions({"auto", "direct", "cg"})],
@@ -188,13 +189,10 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         y : array_like or Dask array of shape (n,) or (n, t)
             Finite targets.
         sample_weight : array_like of shape (n,) or None, default=None
-            Non-negative weights :math:`w_i` of the squared errors (in memory only); a scalar
-            weighs every row alike. Integer weights are repeated rows, zero weights dropped rows:
-            the penalty scales with :math:`\sum_i w_i` as it does with n
-            (:mod:`spectral_leverage.krr._solvers`), and centres are drawn among rows of positive
-            weight with probabilities proportional to :math:`w_i` times the sampler's score
-            (:func:`~spectral_leverage.krr.centers.draw_centers`). Routed by scikit-learn's
-            metadata routing after ``set_fit_request(sample_weight=True)``.
+            Non-negative weights of the squared errors (in memory only). Integer weights are
+            repeated rows (:mod:`~spectral_leverage.krr._solvers`), zero weights dropped rows;
+            centres are drawn ∝ weight × score (:func:`~spectral_leverage.krr.centers.draw_centers`).
+            Routed after ``set_fit_request(sample_weight=True)`` (metadata routing).
 
         Returns
         -------
@@ -208,20 +206,20 @@ class NystromKRR(RegressorMixin, BaseEstimator):
             backend.require_in_memory("sample_weight", "fit on an in-memory (NumPy) array")
             rows, weights = positive_rows(X, sample_weight)
             X, Y = X[rows], Y[rows]
-        n, d = X.shape
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(d)
+        parse_kernel(kernel).check_n_features(X.shape[1])
         reg = check_positive(self.reg, "reg")
         verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
 
         start = time.perf_counter()
-        idx = draw_centers(X, self.n_centers, self.sampler, kernel=kernel, reg=reg,
-                           rng=check_random_state(self.random_state), sample_weight=weights)
+        idx, n_draws = choose_centers(X, self.n_centers, self.sampler, kernel=kernel, reg=reg,
+                                      memory_budget=self.memory_budget, sample_weight=weights,
+                                      rng=check_random_state(self.random_state))
         (centers,) = backend.compute(X[idx])
         m = idx.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,
                   self.sampler if isinstance(self.sampler, str) else type(self.sampler).__name__,
-                  m, min(self.n_centers, n))
+                  m, n_draws)
 
         start = time.perf_counter()
         T, jitter = upper_cholesky(kernel(centers))
@@ -234,9 +232,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         if solver == "direct":
             sums = backend.sum_blocks(normal_equations, X, Y, args=(
                 backend.share((kernel, centers, T)), self.memory_budget, verbose, weights))
-            H, c, b_mean, y_mean, total = centred_system(sums, self.fit_intercept)
-            coef, n_iter = solve_normal_equations(H, c, T, total * reg), 0
-            intercept = y_mean - b_mean @ (T @ coef)
+            (coef, intercept), n_iter = solve_normal_equations(sums, T, reg, self.fit_intercept), 0
         else:
             backend.require_in_memory(
                 f"solver={self.solver!r} with {m} centres (conjugate gradient, one pass over the "

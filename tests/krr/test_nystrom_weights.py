@@ -15,7 +15,9 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from spectral_leverage import SpectralLeverage
 from spectral_leverage.krr import LeverageNystroem, NystromKRR
+from spectral_leverage.krr.centers import AUTO_CENTERS_FACTOR, auto_centers, center_budget
 
 KERNEL = Matern(0.4, nu=1.5)
 
@@ -211,3 +213,26 @@ def test_pipeline_routes_sample_weight_to_both_steps(routing):
         NystromKRR(RBF(0.5), 1e-3, 40, random_state=0).set_fit_request(sample_weight=True),
     ).fit(X, y, sample_weight=w)
     assert _rmse(pipe_krr, X[w > 0], y[w > 0]) < 0.5
+
+
+# 4. n_centers="auto"
+def test_auto_centres_follow_the_effective_dimension():
+    X, y = smooth_data(3000, seed=12)
+    d_eff = SpectralLeverage(KERNEL, 1e-3, random_state=0).fit(X).effective_dimension_
+    model = NystromKRR(KERNEL, 1e-3, "auto", sampler="uniform", random_state=0).fit(X, y)
+    draws = int(np.ceil(AUTO_CENTERS_FACTOR * d_eff))
+    unique = len(model.center_indices_)
+    assert unique <= draws and unique >= 0.5 * draws  # uniform draws of ~2 d_eff ≪ n rarely repeat
+
+
+def test_auto_centres_capped_by_the_budget_warn_and_use_a_larger_reg():
+    X, _ = smooth_data(3000, seed=13)
+    budget = 32 * 40**2  # 40 centres
+    assert center_budget(budget) == 40
+    with pytest.warns(UserWarning, match="exceed the 40 that memory_budget allows"):
+        m, sampler, reg = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-5, memory_budget=budget,
+                                       rng=np.random.default_rng(0))
+    assert m == 40 and reg > 1e-5 and isinstance(sampler, SpectralLeverage)
+    assert sampler.reg == reg
+    # the λ' found: c · d_eff(λ') at most m, and within the bisection's step of it
+    assert 0.85 * m <= AUTO_CENTERS_FACTOR * sampler.effective_dimension_ <= m
