@@ -8,7 +8,14 @@ scores :math:`n\\,l_i`. Kernels are scikit-learn's ``Matern`` / ``RBF`` (times `
 from .base import LeverageSampler
 from .density import BinnedDensity, TreeDensity
 from .kernels import parse_kernel, spectral_density
-from .krr import LeverageNystroem, NystromKRR, RandomFourierKRR, SketchedKRR, sample_centers
+from .krr import (
+    LeverageNystroem,
+    NystromKRR,
+    NystromKRRCV,
+    RandomFourierKRR,
+    SketchedKRR,
+    sample_centers,
+)
 from .samplers import (
     BLESS,
     SAMPLERS,
@@ -34,6 +41,7 @@ __all__ = [
     "LeverageNystroem",
     "LeverageSampler",
     "NystromKRR",
+    "NystromKRRCV",
     "RandomFourierKRR",
     "RecursiveRLS",
     "SketchedKRR",
