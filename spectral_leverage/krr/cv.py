@@ -16,8 +16,8 @@ The fitted values are a linear smoother :math:`\hat y = S_\lambda y` (the NystrÃ
 intercept). The criteria, all a weighted mean squared error (lower is better):
 
 * ``cv="gcv"`` (Golub, Heath & Wahba, 1979): :math:`\frac{\sum_i w_i r_i^2 / W}
-  {(1 - \operatorname{tr} S_\lambda / n)^2}`, the residual sum from :math:`\Lambda` and :math:`z`
-  alone; no second pass over the data.
+  {(1 - \operatorname{tr} S_\lambda / n)^2}` (n the rows of positive weight), the residual sum
+  from :math:`\Lambda` and :math:`z` alone; no second pass over the data.
 * ``cv="loo"``: :math:`\frac1W\sum_i w_i \big(r_i / (1 - [S_\lambda]_{ii})\big)^2`, the exact
   leave-one-out error of this penalised least-squares problem with the centres and the penalty
   :math:`W\lambda` held fixed (as scikit-learn's ``RidgeCV``, whose ``alpha`` is not rescaled when a
@@ -50,6 +50,7 @@ from .._validation import (
     check_random_state,
     validate_params,
 )
+from ..backends import backend_for
 from ..kernels import parse_kernel, resolve_kernel
 from ._solvers import centred_system, normal_equations, upper_cholesky, whitened_blocks
 from .centers import choose_centers, positive_rows
@@ -82,7 +83,10 @@ def default_length_scales(X: np.ndarray, rng: np.random.Generator) -> np.ndarray
 
 
 def _check_grid(values, name: str) -> np.ndarray:
-    grid = np.asarray(values, dtype=float).ravel() if np.ndim(values) <= 1 else np.asarray(values)
+    try:
+        grid = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        grid = np.empty(0)
     if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
         raise ValueError(
             f"{name} must be a non-empty 1-D sequence of finite values > 0, got {values!r}; "
@@ -300,13 +304,15 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         self
         """
         validate_params(self)
+        backend_for(X, y).require_in_memory("NystromKRRCV", "compute the arrays, or fit NystromKRR")
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
         kernel = resolve_kernel(self.kernel)
         parse_kernel(kernel).check_n_features(X.shape[1])
-        rows, weights = (np.arange(X.shape[0]), None) if sample_weight is None else positive_rows(
-            X, sample_weight)
-        Xw, Y = X[rows], y.reshape(X.shape[0], -1)[rows]
+        Xw, Y, weights = X, y.reshape(X.shape[0], -1), None
+        if sample_weight is not None:
+            rows, weights = positive_rows(X, sample_weight)
+            Xw, Y = X[rows], Y[rows]
         rng = check_random_state(self.random_state)
         regs = default_regs(Xw.shape[0]) if self.regs is None else _check_grid(self.regs, "regs")
         scales = default_length_scales(Xw, rng) if self.length_scales is None else _check_grid(

@@ -126,11 +126,18 @@ def test_default_grids():
 
 
 @pytest.mark.parametrize("name", ["regs", "length_scales"])
-@pytest.mark.parametrize("bad", [[], [1e-3, -1.0], [np.nan], [0.0], [[1e-3, 1e-2]]], ids=repr)
+@pytest.mark.parametrize("bad", [[], [1e-3, -1.0], [np.nan], [0.0], [[1e-3, 1e-2]], ["a"]], ids=repr)
 def test_bad_grids_are_refused_by_name(name, bad):
     X, y = smooth_data(100)
     with pytest.raises(ValueError, match=f"{name} must be a non-empty 1-D sequence of finite values > 0"):
         NystromKRRCV(**{name: bad}).fit(X, y)
+
+
+def test_dask_input_is_refused():
+    da = pytest.importorskip("dask.array")
+    X, y = smooth_data(100)
+    with pytest.raises(ValueError, match="NystromKRRCV is not available for Dask input"):
+        NystromKRRCV().fit(da.from_array(X, chunks=50), y)
 
 
 def random_centres(estimator) -> dict:
