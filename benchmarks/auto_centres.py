@@ -6,7 +6,7 @@ m = factor × d_eff(λ) for each ``--factors``, d_eff the spectral estimate; the
 
 Part 2, the regime where the cap binds (the validation suite's 3-D bimodal design with known f*,
 λ = n^{-3/4}, Matérn(0.5, 3/2), m ≪ d_eff): the in-sample risk ‖f̂ − f*‖²/n of m centres drawn by
-spectral scores at λ, by scores at the λ' with 2 d_eff(λ') = m (what ``auto`` does when capped)
+spectral scores at λ, by scores at the λ' with d_eff(λ') = m (what ``auto`` does when capped)
 and uniformly; medians over seeds::
 
     python benchmarks/auto_centres.py --datasets ccpp casp --n 100000 --m 100 --seeds 0 1 2

@@ -17,7 +17,7 @@ from ..spectral import SpectralLeverage
 __all__ = ["AUTO_CENTERS_FACTOR", "auto_centers", "center_budget", "choose_centers", "draw_centers",
            "positive_rows", "sample_centers"]
 
-#: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/auto-centres.md)
+#: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/krr-cv.md)
 AUTO_CENTERS_FACTOR = 2.0
 _MIN_AUTO_CENTERS = 20
 _BISECTION_STEPS = 12
@@ -62,10 +62,10 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
     :math:`m = \lceil c\, d_\mathrm{eff}(\lambda) \rceil` with :math:`c` =
     :data:`AUTO_CENTERS_FACTOR` and :math:`d_\mathrm{eff}` the spectral (SA) estimate, at least 20
     and at most n and :func:`center_budget`. When the budget binds (a warning says so) the centres
-    are drawn by scores at the :math:`\lambda' > \lambda` with :math:`c\,d_\mathrm{eff}(\lambda')
-    = m` (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing): scores
-    at :math:`\lambda` spread m draws over more directions than m centres can hold, which can lose
-    to uniform sampling (docs/notes/auto-centres.md)."""
+    are drawn by scores at the :math:`\lambda' > \lambda` with :math:`d_\mathrm{eff}(\lambda') = m`
+    (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing): scores at
+    :math:`\lambda` spread m draws over more directions than m centres can hold, which can lose
+    to uniform sampling (measurements: docs/notes/krr-cv.md)."""
     n = X.shape[0]
     seed = int(rng.integers(2**31 - 1))
     fitted = _spectral_at(X, sampler, kernel, reg, seed)
@@ -80,14 +80,14 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
         "effective dimension matches. Raise memory_budget for more centres.",
         UserWarning, stacklevel=3)
     low, high = np.log(reg), np.log(reg)
-    while AUTO_CENTERS_FACTOR * fitted.effective_dimension_ > cap:
+    while fitted.effective_dimension_ > cap:
         low, high = high, high + np.log(10.0)
         fitted = _spectral_at(X, sampler, kernel, float(np.exp(high)), seed)
     best = fitted
     for _ in range(_BISECTION_STEPS):
         middle = 0.5 * (low + high)
         fitted = _spectral_at(X, sampler, kernel, float(np.exp(middle)), seed)
-        if AUTO_CENTERS_FACTOR * fitted.effective_dimension_ > cap:
+        if fitted.effective_dimension_ > cap:
             low = middle
         else:
             high, best = middle, fitted
