@@ -131,7 +131,8 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     ``fit`` and ``predict`` run the same lines on Dask arrays (:mod:`spectral_leverage.backends`;
     direct solver, spectral sampler): the centres and coefficients are NumPy arrays, equal to an
     in-memory fit with the same sampler and seed (the coefficients to rounding: the per-block
-    normal equations are summed in another order); ``predict`` returns a lazy Dask array.
+    normal equations are summed in another order); ``predict`` returns a lazy Dask array. The
+    intercept is fitted there too (its sums ride along); ``sample_weight`` is refused.
 
     Examples
     --------
