@@ -23,12 +23,18 @@ DESIGNS = {
 }
 
 
-def load_csv(name: str) -> np.ndarray:
-    """Standardised features of ../shared/data/<name> (target dropped); skip when absent."""
+def load_xy(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(features, target) of ../shared/data/<name> as stored (target last); skip when absent."""
     path = DATA_DIR / name
     if not path.is_file():
         pytest.skip(f"{path} not present")
-    X = np.loadtxt(path, delimiter=",", skiprows=1)[:, :-1]
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    return table[:, :-1], table[:, -1]
+
+
+def load_csv(name: str) -> np.ndarray:
+    """Standardised features of ../shared/data/<name> (target dropped); skip when absent."""
+    X = load_xy(name)[0]
     return (X - X.mean(axis=0)) / X.std(axis=0)
 
 

@@ -2,10 +2,11 @@
 kernel PCA on the same features."""
 
 from .centers import sample_centers
+from .cv import NystromKRRCV
 from .kernel_pca import NystromKernelPCA
 from .nystrom import LeverageNystroem, NystromKRR
 from .random_features import RandomFourierKRR
 from .sketched import SketchedKRR
 
-__all__ = ["LeverageNystroem", "NystromKRR", "NystromKernelPCA", "RandomFourierKRR", "SketchedKRR",
-           "sample_centers"]
+__all__ = ["LeverageNystroem", "NystromKRR", "NystromKRRCV", "NystromKernelPCA", "RandomFourierKRR",
+           "SketchedKRR", "sample_centers"]

@@ -16,6 +16,16 @@ it whole: peak memory :math:`O(m^2 + \text{block} \cdot m)`.
   solving :math:`A^{-\top}(\tfrac1n T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + \lambda I)A^{-1}\beta
   = \tfrac1n A^{-\top} T^{-\top} K_{nJ}^\top y`; :math:`O(nm)` per iteration (the blocks cached
   when they fit in the budget), for large m.
+
+Weights and intercept. With weights :math:`w_i \ge 0` (:math:`W = \sum_i w_i`; all ones without
+weights, :math:`W = n`) and an unpenalised intercept :math:`b`, Nyström KRR minimises
+:math:`\frac1W\sum_i w_i (y_i - b - K_{iJ}\alpha)^2 + \lambda\,\alpha^\top K_{JJ}\alpha`. Integer
+weights are repeated rows: the penalty scales with :math:`W` as it does with :math:`n`. The
+intercept is eliminated as in scikit-learn's ``Ridge``: :math:`b = \bar y - \bar k^\top\alpha` with
+the weighted means :math:`\bar y`, :math:`\bar k = \sum_i w_i K_{iJ}^\top / W`, and the normal
+equations of the centred problem are the raw sums less a rank-one term,
+:math:`\sum_i w_i B_i^\top B_i - W\,\bar b\bar b^\top` (:func:`centred_system`), so one pass over
+the data (or a sum over Dask blocks) still suffices.
 """
 
 from __future__ import annotations
@@ -30,8 +40,8 @@ from tqdm.auto import tqdm
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
 
-__all__ = ["DIRECT_MAX_CENTERS", "normal_equations", "predict_block", "solve_cg",
-           "solve_normal_equations", "upper_cholesky"]
+__all__ = ["DIRECT_MAX_CENTERS", "centred_system", "normal_equations", "predict_block", "solve_cg",
+           "solve_normal_equations", "upper_cholesky", "whitened_blocks"]
 
 DIRECT_MAX_CENTERS = 5000  # solver="auto" uses the direct solver up to this many centres
 _JITTER = 1e-10  # relative to the mean diagonal of K_JJ; raised tenfold while Cholesky fails
@@ -56,44 +66,86 @@ def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
     )
 
 
-def _chunks(X: np.ndarray, Y: np.ndarray, m: int, memory_budget: float) -> list[slice]:
-    """Row blocks of X for the kernel block K_bJ and its transforms."""
-    extra = 8.0 * (X.shape[1] + Y.shape[1] + m)
+def _chunks(X: np.ndarray, columns: int, m: int, memory_budget: float) -> list[slice]:
+    """Row blocks of X for the kernel block K_bJ, its transforms and ``columns`` targets."""
+    extra = 8.0 * (X.shape[1] + columns + m)
     return list(row_chunks(X.shape[0], KERNEL_BYTES_PER_ENTRY * m + extra, memory_budget))
 
 
-def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget: float,
-                     verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(H, c) = (Σ_b B_bᵀ B_b, Σ_b B_bᵀ y_b) with B_b = K_bJ T⁻¹ over row blocks of X, for
-    ``shared = (kernel, centers, T)``; H holds the upper triangle only."""
+def whitened_blocks(X: np.ndarray, shared: tuple, memory_budget: float, columns: int = 1,
+                    verbose: bool = False, desc: str = "NystromKRR fit"):
+    r"""Yield ``(rows, Bᵀ)`` over row blocks of X with :math:`B^\top = T^{-\top} K_{bJ}^\top`, shape
+    (m, b), for ``shared = (kernel, centers, T)``; ``columns`` targets ride along in the budget."""
     kernel, centers, T = shared
-    m = centers.shape[0]
+    chunks = _chunks(X, columns, centers.shape[0], memory_budget)
+    for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
+        yield rows, solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T",
+                                     lower=False, check_finite=False)
+
+
+def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget: float,
+                     verbose: bool = False, weights: np.ndarray | None = None) -> tuple:
+    r"""The weighted sums over the rows of X of one pass, for ``shared = (kernel, centers, T)`` and
+    :math:`B = K_{nJ} T^{-1}`: ``(H, c, s, sy, W)`` = (:math:`B^\top \mathrm{diag}(w) B` (upper
+    triangle only), :math:`B^\top \mathrm{diag}(w) Y`, :math:`B^\top w`, :math:`Y^\top w`,
+    :math:`\sum w`); unit weights for None. Sums over row sets add up (the Dask reduction)."""
+    m = shared[1].shape[0]
     H = np.zeros((m, m), order="F")
     c = np.zeros((m, Y.shape[1]))
-    chunks = _chunks(X, Y, m, memory_budget)
-    for rows in tqdm(chunks, disable=not verbose, desc="NystromKRR fit", unit="block"):
-        # Bᵀ = T⁻ᵀ K_bJᵀ, shape (m, b): H += Bᵀ B, c += Bᵀ y_b
-        Bt = solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T", lower=False,
-                              check_finite=False)
-        H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-        c += Bt @ Y[rows]
-    return H, c
+    s, sy, total = np.zeros(m), np.zeros(Y.shape[1]), 0.0
+    for rows, Bt in whitened_blocks(X, shared, memory_budget, Y.shape[1], verbose):
+        Yb = Y[rows]
+        if weights is None:
+            H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+            c += Bt @ Yb
+            s += Bt.sum(axis=1)
+            sy += Yb.sum(axis=0)
+            total += Yb.shape[0]
+        else:
+            w = weights[rows]
+            H = dsyrk(1.0, Bt * np.sqrt(w), beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+            c += Bt @ (w[:, None] * Yb)
+            s += Bt @ w
+            sy += w @ Yb
+            total += float(w.sum())
+    return H, c, s, sy, total
 
 
-def solve_normal_equations(H: np.ndarray, c: np.ndarray, T: np.ndarray, n_reg: float) -> np.ndarray:
-    """α = T⁻¹ (H + nλ I)⁻¹ c, from the upper triangle of H (overwritten)."""
-    H[np.diag_indices(H.shape[0])] += n_reg  # dsyrk filled the upper triangle, all cho_factor reads
+def centred_system(sums: tuple, fit_intercept: bool) -> tuple:
+    r"""``(H, c, b̄, ȳ, W)`` from the sums of :func:`normal_equations`: with an intercept, the
+    normal equations of the centred problem (module docstring) and the weighted means
+    :math:`\bar b = s/W`, :math:`\bar y = s_y/W`; without, the sums as they are and zero means.
+    H (upper triangle) and c are updated in place."""
+    H, c, s, sy, total = sums
+    if not fit_intercept:
+        return H, c, np.zeros_like(s), np.zeros_like(sy), total
+    b_mean, y_mean = s / total, sy / total
+    H -= np.outer(s, b_mean)
+    c -= np.outer(s, y_mean)
+    return H, c, b_mean, y_mean, total
+
+
+def solve_normal_equations(sums: tuple, T: np.ndarray, reg: float,
+                           fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(α, intercept) from the sums of :func:`normal_equations` (overwritten): α = T⁻¹ β with
+    β = (H + Wλ I)⁻¹ c of the (centred) system, intercept = ȳ − b̄ᵀβ."""
+    H, c, b_mean, y_mean, total = centred_system(sums, fit_intercept)
+    H[np.diag_indices(H.shape[0])] += total * reg  # the upper triangle is all cho_factor reads
     beta = cho_solve(cho_factor(H, lower=False, overwrite_a=True, check_finite=False), c,
                      check_finite=False)
-    return solve_triangular(T, beta, lower=False, check_finite=False)
+    return solve_triangular(T, beta, lower=False, check_finite=False), y_mean - b_mean @ beta
 
 
 def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_budget: float,
-             verbose: bool = False) -> tuple[np.ndarray, int]:
-    """α by preconditioned conjugate gradient (module docstring) and the iterations taken."""
+             verbose: bool = False, weights: np.ndarray | None = None,
+             fit_intercept: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+    """(α, intercept, iterations taken) by preconditioned conjugate gradient (module docstring),
+    on the weighted, centred problem when asked (the centring applied inside each product)."""
     kernel, centers, T = shared
     n, m = X.shape[0], centers.shape[0]
-    chunks = _chunks(X, Y, m, memory_budget)
+    w = np.ones(n) if weights is None else weights
+    total = float(w.sum())
+    chunks = _chunks(X, Y.shape[1], m, memory_budget)
     # FALKON preconditioner: AᵀA = T Tᵀ / m + λ I
     A = cholesky(T @ T.T / m + reg * np.eye(m), lower=False, check_finite=False)
     cache = [] if n * m * 8.0 <= memory_budget else None
@@ -108,19 +160,23 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
                 cache.append(K)
             yield rows, K
 
-    rhs = np.zeros((m, Y.shape[1]))
+    rhs, s = np.zeros((m, Y.shape[1])), np.zeros(m)
     for rows, K in blocks():
-        rhs += K.T @ Y[rows]
+        rhs += K.T @ (w[rows, None] * Y[rows])
+        s += K.T @ w[rows]
+    k_mean = s / total if fit_intercept else np.zeros(m)
+    y_mean = w @ Y / total if fit_intercept else np.zeros(Y.shape[1])
+    rhs -= np.outer(s, y_mean)  # Kᵀ W (Y − ȳ)
     rhs = solve_triangular(A, solve_triangular(T, rhs, trans="T", check_finite=False), trans="T",
-                           check_finite=False) / n
+                           check_finite=False) / total
 
     def matvec(B):
         V = solve_triangular(A, B, check_finite=False)
         U = solve_triangular(T, V, check_finite=False)
-        W = np.zeros_like(U)
-        for _rows, K in blocks():
-            W += K.T @ (K @ U)
-        W = solve_triangular(T, W, trans="T", check_finite=False) / n + reg * V
+        W = -np.outer(s, k_mean @ U)  # Kᵀ W K − W k̄ k̄ᵀ: the centred Gram matrix
+        for rows, K in blocks():
+            W += K.T @ (w[rows, None] * (K @ U))
+        W = solve_triangular(T, W, trans="T", check_finite=False) / total + reg * V
         return solve_triangular(A, W, trans="T", check_finite=False)
 
     beta = np.zeros_like(rhs)
@@ -151,7 +207,7 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
             stacklevel=3,
         )
     coef = solve_triangular(T, solve_triangular(A, beta, check_finite=False), check_finite=False)
-    return coef, n_iter
+    return coef, y_mean - k_mean @ coef, n_iter
 
 
 def predict_block(X: np.ndarray, shared: tuple, memory_budget: float,

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import _check_sample_weight
 
 from .._validation import check_data, check_positive, check_random_state, check_samples
 from ..backends import backend_for
@@ -13,13 +14,111 @@ from ..kernels import parse_kernel
 from ..samplers import make_sampler
 from ..spectral import SpectralLeverage
 
-__all__ = ["draw_centers", "sample_centers"]
+__all__ = ["AUTO_CENTERS_FACTOR", "auto_centers", "center_budget", "choose_centers", "draw_centers",
+           "positive_rows", "sample_centers"]
+
+#: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/krr-cv.md)
+AUTO_CENTERS_FACTOR = 2.0
+_MIN_AUTO_CENTERS = 20
+_BISECTION_STEPS = 12
 
 
-def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng,
-                 name: str = "n_centers") -> np.ndarray:
+def positive_rows(X: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
+    """(indices of the rows of positive weight, their weights) for in-memory X: zero weights are
+    dropped rows, so a fit never sees them (not in the centres' density either). ``ValueError``
+    for negative, non-finite or mis-shaped weights and for fewer than two positive ones."""
+    weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("sample_weight must be finite; drop the rows or give them weight 0.")
+    rows = np.flatnonzero(weights > 0)
+    if rows.size < 2:
+        raise ValueError(
+            f"sample_weight has {rows.size} non-zero weight(s): at least two rows need a positive "
+            "weight (a zero weight drops its row)."
+        )
+    return rows, weights[rows]
+
+
+def center_budget(memory_budget: float) -> int:
+    """Most centres whose :math:`m \\times m` matrices (the kernel of the centres, its Cholesky
+    factor, the normal equations and their factor: four float64 arrays) fit in ``memory_budget``."""
+    return max(1, int(np.sqrt(memory_budget / 32.0)))
+
+
+def _is_spectral(sampler) -> bool:
+    return sampler == "spectral" if isinstance(sampler, str) else isinstance(sampler, SpectralLeverage)
+
+
+def _spectral_at(X, sampler, kernel, reg: float, seed: int) -> SpectralLeverage:
+    obj = clone(sampler).set_params(reg=reg) if isinstance(sampler, SpectralLeverage) else \
+        SpectralLeverage(kernel, reg, random_state=seed)
+    return obj.fit(X)
+
+
+def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
+                 name: str = "n_centers") -> tuple[int, object, float]:
+    r"""``n_centers="auto"``: (m, the sampler to draw with, the λ of its scores).
+
+    :math:`m = \lceil c\, d_\mathrm{eff}(\lambda) \rceil` with :math:`c` =
+    :data:`AUTO_CENTERS_FACTOR` and :math:`d_\mathrm{eff}` the spectral (SA) estimate, at least 20
+    and at most n and :func:`center_budget`. When the budget binds (a warning says so) the centres
+    are drawn by scores at the :math:`\lambda' > \lambda` with :math:`d_\mathrm{eff}(\lambda') = m`
+    (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing): scores at
+    :math:`\lambda` spread m draws over more directions than m centres can hold, which can lose
+    to uniform sampling (measurements: docs/notes/krr-cv.md)."""
+    n = X.shape[0]
+    seed = int(rng.integers(2**31 - 1))
+    fitted = _spectral_at(X, sampler, kernel, reg, seed)
+    target = AUTO_CENTERS_FACTOR * fitted.effective_dimension_
+    cap = min(center_budget(memory_budget), n)
+    if target <= cap:
+        m = min(n, max(int(np.ceil(target)), _MIN_AUTO_CENTERS))
+        return m, fitted if _is_spectral(sampler) else sampler, reg
+    warnings.warn(
+        f"{name}='auto': {AUTO_CENTERS_FACTOR:g} x d_eff = {target:.0f} centres exceed the "
+        f"{cap} that memory_budget allows; using {cap}, drawn by scores at the larger reg whose "
+        "effective dimension matches. Raise memory_budget for more centres.",
+        UserWarning, stacklevel=3)
+    low, high = np.log(reg), np.log(reg)
+    while fitted.effective_dimension_ > cap:
+        low, high = high, high + np.log(10.0)
+        fitted = _spectral_at(X, sampler, kernel, float(np.exp(high)), seed)
+    best = fitted
+    for _ in range(_BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        fitted = _spectral_at(X, sampler, kernel, float(np.exp(middle)), seed)
+        if fitted.effective_dimension_ > cap:
+            low = middle
+        else:
+            high, best = middle, fitted
+        if high - low < 0.05:
+            break
+    reg_used = float(np.exp(high))
+    return cap, best if _is_spectral(sampler) else sampler, reg_used
+
+
+def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
+                   sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(unique sorted centre indices, number of draws): :func:`auto_centers` for ``"auto"``, then
+    :func:`draw_centers`."""
+    sampler_reg = reg
+    if n_centers == "auto":
+        n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
+                                                       memory_budget=memory_budget, rng=rng)
+    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
+                       sample_weight=sample_weight)
+    return idx, min(n_centers, X.shape[0])
+
+
+def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
+                 sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
-    rows when n_centers >= n). On Dask only the spectral sampler runs where the data are."""
+    rows when n_centers >= n). On Dask only the spectral sampler runs where the data are.
+
+    With positive ``sample_weight`` (in memory) row i is drawn with probability proportional to
+    :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
+    for :math:`w_i` repeated rows, each of which has the leverage :math:`s_i` (to the extent that
+    repeating rows leaves the sampler's density estimate alone; exact for the uniform sampler)."""
     n = X.shape[0]
     if n_centers >= n:
         if n_centers > n:
@@ -45,8 +144,13 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng,
         if not isinstance(sampler, str):
             obj = clone(obj)
         obj.fit(X)
-    indices = np.asarray(obj.sample(n_centers, replace=True, random_state=rng), dtype=np.intp)
-    return np.unique(indices)
+    if sample_weight is None:
+        indices = obj.sample(n_centers, replace=True, random_state=rng)
+    else:
+        backend = backend_for(X)
+        scores, _, state = backend.summarise_scores(obj.scores_ * sample_weight)
+        indices = backend.draw(scores, state, rng.random(n_centers))
+    return np.unique(np.asarray(indices, dtype=np.intp))
 
 
 def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",

@@ -56,7 +56,7 @@ from ._solvers import (
     solve_normal_equations,
     upper_cholesky,
 )
-from .centers import draw_centers
+from .centers import choose_centers, draw_centers, positive_rows
 
 __all__ = ["LeverageNystroem", "NystromKRR"]
 
@@ -69,9 +69,10 @@ SAMPLER = [StrOptions(set(SAMPLERS)), LeverageSampler]
 class NystromKRR(RegressorMixin, BaseEstimator):
     r"""Nyström kernel ridge regression with leverage-sampled centres.
 
-    Minimises :math:`\frac1n\|y - K_{nJ}\alpha\|^2 + \lambda\,\alpha^\top K_{JJ}\alpha` over the
-    coefficients :math:`\alpha` of :math:`m` centres :math:`J`, i.e. solves
-    :math:`(K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\alpha = K_{nJ}^\top y`; with every point as a
+    Minimises :math:`\frac1n\|y - b - K_{nJ}\alpha\|^2 + \lambda\,\alpha^\top K_{JJ}\alpha` over
+    the coefficients :math:`\alpha` of :math:`m` centres :math:`J` and an unpenalised intercept
+    :math:`b` (weighted by ``sample_weight`` when given); without the intercept it solves
+    :math:`(K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\alpha = K_{nJ}^\top y`, and with every point as a
     centre this is exact KRR, :math:`\hat y = K(K + n\lambda I)^{-1}y`. The centres are drawn with
     replacement with probabilities proportional to ridge leverage scores and de-duplicated
     (the solvers: :mod:`spectral_leverage.krr._solvers`).
@@ -83,18 +84,24 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         ``Matern(length_scale=1.0, nu=1.5)``.
     reg : float, default=1e-3
         :math:`\lambda > 0` (scikit-learn's ``KernelRidge(alpha=n * reg)`` is the exact analogue).
-    n_centers : int, default=100
+    n_centers : int or "auto", default=100
         Number of leverage-sampled draws (>= 1); duplicates are dropped, so ``len(center_indices_)``
-        may be smaller. More than n warns and uses every point.
+        may be smaller. More than n warns and uses every point. ``"auto"``: twice the spectral
+        estimate of :math:`d_\mathrm{eff}(\lambda)`, capped by ``memory_budget`` with a warning
+        (:func:`~spectral_leverage.krr.centers.auto_centers`).
     sampler : str or LeverageSampler, default="spectral"
         A name from :data:`spectral_leverage.SAMPLERS` (``"spectral"``, ``"uniform"``,
         ``"exact"``, ...) or a sampler object: cloned and fitted on X, unless it is already fitted
         on n points, in which case its ``probabilities_`` are used as they are.
+    fit_intercept : bool, default=True
+        Fit the unpenalised intercept :math:`b` (as scikit-learn's ``Ridge``); without it the kernel,
+        which decays away from the centres, must carry the target's mean.
     solver : {"auto", "direct", "cg"}, default="auto"
         ``"direct"``: Cholesky, :math:`O(nm^2 + m^3)`. ``"cg"``: FALKON-preconditioned conjugate
         gradient, :math:`O(nm)` per iteration. ``"auto"``: direct for m <= 5000, else cg.
     memory_budget : int, default=256 MiB
-        Bytes for the row blocks of :math:`K_{nJ}` (the :math:`m \times m` matrices come on top).
+        Bytes for the row blocks of :math:`K_{nJ}` (the :math:`m \times m` matrices come on top,
+        except for ``n_centers="auto"``, which keeps them within it too).
     random_state : int, numpy Generator or None, default=None
         Seeds the centre sampling.
     verbose : bool, default=False
@@ -107,7 +114,10 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         Unique, sorted rows of the training X used as centres.
     centers_ : ndarray of shape (m, d)
     coef_ : ndarray of shape (m,) or (m, t)
-        :math:`\alpha`; ``predict(X) = kernel(X, centers_) @ coef_``.
+        :math:`\alpha`; ``predict(X) = kernel(X, centers_) @ coef_ + intercept_``.
+    intercept_ : float or ndarray of shape (t,)
+        :math:`b = \bar y - \bar k^\top \alpha` (weighted means over the training rows); 0.0
+        with ``fit_intercept=False``.
     solver_ : str
         The solver used.
     n_iter_ : int
@@ -121,7 +131,8 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     ``fit`` and ``predict`` run the same lines on Dask arrays (:mod:`spectral_leverage.backends`;
     direct solver, spectral sampler): the centres and coefficients are NumPy arrays, equal to an
     in-memory fit with the same sampler and seed (the coefficients to rounding: the per-block
-    normal equations are summed in another order); ``predict`` returns a lazy Dask array.
+    normal equations are summed in another order); ``predict`` returns a lazy Dask array. The
+    intercept is fitted there too (its sums ride along); ``sample_weight`` is refused.
 
     Examples
     --------
@@ -140,8 +151,9 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,
-        "n_centers": POSITIVE_INT,
+        "n_centers": [*POSITIVE_INT, StrOptions({"auto"})],
         "sampler": SAMPLER,
+        "fit_intercept": ["boolean"],
         "solver": [StrOptions({"auto", "direct", "cg"})],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
@@ -149,12 +161,13 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, n_centers: int = 100, *,
-                 sampler="spectral", solver: str = "auto", memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                 random_state=None, verbose: bool = False):
+                 sampler="spectral", fit_intercept: bool = True, solver: str = "auto",
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.kernel = kernel
         self.reg = reg
         self.n_centers = n_centers
         self.sampler = sampler
+        self.fit_intercept = fit_intercept
         self.solver = solver
         self.memory_budget = memory_budget
         self.random_state = random_state
@@ -167,8 +180,8 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         return tags
 
-    def fit(self, X, y) -> NystromKRR:
-        """Draw the centres and solve the Nyström normal equations.
+    def fit(self, X, y, sample_weight=None) -> NystromKRR:
+        r"""Draw the centres and solve the Nyström normal equations.
 
         Parameters
         ----------
@@ -176,6 +189,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
             Finite inputs, n >= 2.
         y : array_like or Dask array of shape (n,) or (n, t)
             Finite targets.
+        sample_weight : array_like of shape (n,) or None, default=None
+            Non-negative weights of the squared errors (in memory only). Integer weights are
+            repeated rows (:mod:`~spectral_leverage.krr._solvers`), zero weights dropped rows;
+            centres are drawn ∝ weight × score (:func:`~spectral_leverage.krr.centers.draw_centers`).
+            Routed after ``set_fit_request(sample_weight=True)`` (metadata routing).
 
         Returns
         -------
@@ -184,20 +202,25 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         validate_params(self)
         backend = backend_for(X, y)
         X, Y, y_ndim = backend.validate_xy(self, X, y)
-        n, d = X.shape
+        rows, weights = None, None
+        if sample_weight is not None:
+            backend.require_in_memory("sample_weight", "fit on an in-memory (NumPy) array")
+            rows, weights = positive_rows(X, sample_weight)
+            X, Y = X[rows], Y[rows]
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(d)
+        parse_kernel(kernel).check_n_features(X.shape[1])
         reg = check_positive(self.reg, "reg")
         verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
 
         start = time.perf_counter()
-        idx = draw_centers(X, self.n_centers, self.sampler, kernel=kernel, reg=reg,
-                           rng=check_random_state(self.random_state))
+        idx, n_draws = choose_centers(X, self.n_centers, self.sampler, kernel=kernel, reg=reg,
+                                      memory_budget=self.memory_budget, sample_weight=weights,
+                                      rng=check_random_state(self.random_state))
         (centers,) = backend.compute(X[idx])
         m = idx.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,
                   self.sampler if isinstance(self.sampler, str) else type(self.sampler).__name__,
-                  m, min(self.n_centers, n))
+                  m, n_draws)
 
         start = time.perf_counter()
         T, jitter = upper_cholesky(kernel(centers))
@@ -208,21 +231,22 @@ class NystromKRR(RegressorMixin, BaseEstimator):
             solver = "direct" if m <= DIRECT_MAX_CENTERS else "cg"
         start = time.perf_counter()
         if solver == "direct":
-            H, c = backend.sum_blocks(normal_equations, X, Y,
-                                      args=(backend.share((kernel, centers, T)), self.memory_budget,
-                                            verbose))
-            coef, n_iter = solve_normal_equations(H, c, T, n * reg), 0
+            sums = backend.sum_blocks(normal_equations, X, Y, args=(
+                backend.share((kernel, centers, T)), self.memory_budget, verbose, weights))
+            (coef, intercept), n_iter = solve_normal_equations(sums, T, reg, self.fit_intercept), 0
         else:
             backend.require_in_memory(
                 f"solver={self.solver!r} with {m} centres (conjugate gradient, one pass over the "
                 f"data per iteration)", "pass solver='direct' (O(m^3) on the client) or fewer "
                 "n_centers")
-            coef, n_iter = solve_cg(X, Y, (kernel, centers, T), reg, self.memory_budget, verbose)
+            coef, intercept, n_iter = solve_cg(X, Y, (kernel, centers, T), reg, self.memory_budget,
+                                               verbose, weights, self.fit_intercept)
         self._log("%s solve", start, solver)
 
-        self.center_indices_ = idx
+        self.center_indices_ = idx if rows is None else rows[idx]
         self.centers_ = centers
         self.coef_ = coef.ravel() if y_ndim == 1 else coef
+        self.intercept_ = float(intercept[0]) if y_ndim == 1 else intercept
         self.solver_ = solver
         self.n_iter_ = n_iter
         return self
@@ -232,7 +256,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
             logger.info("NystromKRR: " + message + " in %.3fs", *args, time.perf_counter() - start)
 
     def predict(self, X):
-        """Predictions :math:`K(X, \\text{centers\\_})\\,\\alpha`, computed in row blocks.
+        """Predictions :math:`K(X, \\text{centers\\_})\\,\\alpha + b`, computed in row blocks.
 
         Parameters
         ----------
@@ -252,7 +276,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
                                self.memory_budget, self.verbose and backend.in_memory,
                                columns=None if coef.ndim == 1 else coef.shape[1])
         self._log("predict (%d rows)", start, X.shape[0])
-        return out
+        return out + self.intercept_
 
 
 class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -319,7 +343,7 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.sampler = sampler
         self.random_state = random_state
 
-    def fit(self, X, y=None) -> LeverageNystroem:
+    def fit(self, X, y=None, sample_weight=None) -> LeverageNystroem:
         """Sample the components and compute the normalisation.
 
         Parameters
@@ -327,6 +351,11 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X : array_like of shape (n, d)
             Finite inputs, n >= 2.
         y : ignored
+        sample_weight : array_like of shape (n,) or None, default=None
+            Non-negative row weights, as in :meth:`NystromKRR.fit`: components are drawn among rows
+            of positive weight with probabilities proportional to :math:`w_i` times the score, so
+            that the features suit a weighted fit downstream (e.g. ``Ridge`` with the same
+            weights, routed by a ``Pipeline``).
 
         Returns
         -------
@@ -337,8 +366,11 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         kernel = resolve_kernel(self.kernel)
         parse_kernel(kernel).check_n_features(X.shape[1])
         reg = check_positive(self.reg, "reg")
-        idx = draw_centers(X, self.n_components, self.sampler, kernel=kernel, reg=reg,
-                           rng=check_random_state(self.random_state), name="n_components")
+        rows, weights = (np.arange(X.shape[0]), None) if sample_weight is None else positive_rows(
+            X, sample_weight)
+        idx = rows[draw_centers(X[rows], self.n_components, self.sampler, kernel=kernel, reg=reg,
+                                rng=check_random_state(self.random_state), name="n_components",
+                                sample_weight=weights)]
         components = X[idx]
         U, S, Vt = svd(kernel(components), check_finite=False)
         S = np.maximum(S, 1e-12)

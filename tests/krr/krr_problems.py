@@ -1,4 +1,4 @@
-"""Problems shared by the sketched and random-feature KRR tests."""
+"""Problems shared by the KRR tests."""
 
 import numpy as np
 import pytest
@@ -7,6 +7,7 @@ from sklearn.gaussian_process.kernels import Matern
 from threadpoolctl import threadpool_limits
 
 from spectral_leverage import exact_leverage
+from spectral_leverage.base import LeverageSampler
 
 
 @pytest.fixture(scope="module")
@@ -42,3 +43,25 @@ def mixture_problem():
     risk_exact = np.mean((K @ exact_krr(K, y, reg) - f_star) ** 2)
     d_eff = exact_leverage(X, kernel, reg).sum()
     return dict(X=X, y=y, f_star=f_star, kernel=kernel, reg=reg, K=K, risk_exact=risk_exact, d_eff=d_eff)
+
+
+def smooth_data(n, d=2, seed=0, t=None):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    f = np.sin(4 * X[:, 0]) + X[:, 1] ** 2
+    noise = rng.normal(size=(n,) if t is None else (n, t))
+    y = (f if t is None else f[:, None] * np.arange(1, t + 1)) + 0.3 * noise
+    return X, y
+
+
+class FixedScores(LeverageSampler):
+    """A sampler with given scores (e.g. exact leverage computed elsewhere)."""
+
+    def __init__(self, scores=None, random_state=None):
+        self.scores = scores
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        self.n_features_in_ = np.asarray(X).shape[1]
+        self._set_scores(self.scores)
+        return self

@@ -1,0 +1,154 @@
+"""NystromKRRCV and the λ path: against fresh fits, an explicit hat matrix and brute-force refits."""
+
+import numpy as np
+import pytest
+from krr_problems import FixedScores, smooth_data
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
+from sklearn.model_selection import KFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from spectral_leverage import NystromKRRCV
+from spectral_leverage.krr import NystromKRR
+from spectral_leverage.krr._solvers import upper_cholesky
+from spectral_leverage.krr.cv import default_length_scales, default_regs, nystrom_path
+
+KERNEL = Matern(0.3, nu=1.5)
+REGS = np.array([1e-2, 1e-3, 1e-4])
+
+
+def _problem(n=300, seed=0, t=None, weighted=False):
+    X, y = smooth_data(n, seed=seed, t=t)
+    y = y + 20.0
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.3, 3.0, size=n) if weighted else None
+    centers = X[np.sort(rng.choice(n, 40, replace=False))]
+    return X, y.reshape(n, -1), w, centers
+
+
+def _dense(X, Y, w, centers, reg, fit_intercept):
+    """(hat matrix S with ŷ = S y, penalty matrix, F = [1, K_nJ]): min Σ w (y − b − K α)² + Wλ αᵀ(K_JJ + εI)α
+    written out densely, ε the solvers' jitter."""
+    n, m = X.shape[0], centers.shape[0]
+    w = np.ones(n) if w is None else w
+    K_JJ = KERNEL(centers)
+    F = np.column_stack([np.ones(n), KERNEL(X, centers)])[:, 0 if fit_intercept else 1:]
+    P = np.zeros((F.shape[1], F.shape[1]))
+    P[-m:, -m:] = w.sum() * reg * (K_JJ + upper_cholesky(K_JJ)[1] * np.eye(m))
+    return F, P, w
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_gcv_equals_the_explicit_hat_matrix(weighted, fit_intercept):
+    X, Y, w, centers = _problem(weighted=weighted)
+    path = nystrom_path(X, Y, KERNEL, centers, REGS, weights=w, fit_intercept=fit_intercept)
+    for j, reg in enumerate(REGS):
+        F, P, ww = _dense(X, Y, w, centers, reg, fit_intercept)
+        S = F @ np.linalg.solve(F.T @ (ww[:, None] * F) + P, F.T * ww)
+        residual = Y[:, 0] - S @ Y[:, 0]
+        gcv = (ww @ residual**2 / ww.sum()) / (1 - np.trace(S) / X.shape[0]) ** 2
+        assert path["df"][j] == pytest.approx(np.trace(S), rel=1e-8)
+        assert path["error"][j] == pytest.approx(gcv, rel=1e-8)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_loo_equals_refitting_without_each_point(weighted, fit_intercept):
+    """Brute force: n refits, row i's weight set to 0, the penalty Wλ held fixed (module docstring)."""
+    X, Y, w, centers = _problem(n=200, seed=1, weighted=weighted)
+    path = nystrom_path(X, Y, KERNEL, centers, REGS, weights=w, fit_intercept=fit_intercept,
+                        criterion="loo")
+    for j, reg in enumerate(REGS):
+        F, P, ww = _dense(X, Y, w, centers, reg, fit_intercept)
+        errors = np.empty(X.shape[0])
+        for i in range(X.shape[0]):
+            wi = ww.copy()
+            wi[i] = 0.0
+            solution = np.linalg.solve(F.T @ (wi[:, None] * F) + P, F.T @ (wi * Y[:, 0]))
+            errors[i] = Y[i, 0] - F[i] @ solution
+        assert path["error"][j] == pytest.approx(ww @ errors**2 / ww.sum(), rel=1e-8)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("kernel", [KERNEL, ConstantKernel(2.0) * RBF(0.4)], ids=repr)
+def test_path_equals_a_fresh_fit_at_each_reg(fit_intercept, kernel):
+    X, Y, w, _ = _problem(n=400, seed=2, t=2, weighted=True)
+    sampler = FixedScores(np.random.default_rng(2).uniform(0.5, 1.5, size=400)).fit(X)
+    fresh = [NystromKRR(kernel, reg, 60, sampler=sampler, fit_intercept=fit_intercept,
+                        random_state=3).fit(X, Y, sample_weight=w) for reg in REGS]
+    path = nystrom_path(X, Y, kernel, fresh[0].centers_, REGS, weights=w,
+                        fit_intercept=fit_intercept, criterion=None)
+    for j, model in enumerate(fresh):
+        np.testing.assert_array_equal(model.centers_, fresh[0].centers_)
+        np.testing.assert_allclose(path["coef"][j], model.coef_, rtol=1e-8,
+                                   atol=1e-8 * np.abs(model.coef_).max())
+        np.testing.assert_allclose(path["intercept"][j], model.intercept_, rtol=1e-8, atol=1e-10)
+
+
+def test_kfold_scores_the_held_out_folds_of_the_path():
+    """With n_centers >= n every row is a centre, so the CV's centres are known: X itself."""
+    X, Y, _, _ = _problem(n=200, seed=4)
+    folds = list(KFold(3).split(X))
+    model = NystromKRRCV(KERNEL, regs=REGS, length_scales=[0.3], n_centers=200, cv=folds).fit(X, Y[:, 0])
+    regs = np.sort(REGS)  # the grid is used sorted
+    np.testing.assert_array_equal(model.cv_results_["param_reg"], regs)
+    assert np.all(model.cv_results_["n_centers"] == 200)
+    for k, (train, test) in enumerate(folds):
+        path = nystrom_path(X[train], Y[train], KERNEL, X, regs, criterion=None)
+        pred = np.stack([KERNEL(X[test], X) @ path["coef"][j] + path["intercept"][j] for j in range(3)])
+        np.testing.assert_allclose(-model.cv_results_[f"split{k}_test_score"],
+                                   np.mean((Y[test][None] - pred) ** 2, axis=(1, 2)), rtol=1e-8)
+
+
+def test_cv_chooses_the_best_of_its_results_and_refits_it():
+    X, y = smooth_data(1500, seed=5)
+    model = NystromKRRCV(Matern(nu=1.5), regs=[1e-1, 1e-3, 1e-5], length_scales=[0.1, 0.4, 2.0],
+                         n_centers=80, random_state=0).fit(X, y)
+    results = model.cv_results_
+    assert results["param_reg"].shape == (9,) and set(results["rank_test_score"]) == set(range(1, 10))
+    best = int(np.argmax(results["mean_test_score"]))
+    assert results["rank_test_score"][best] == 1
+    assert model.reg_ == results["param_reg"][best]
+    assert model.length_scale_ == results["param_length_scale"][best]
+    assert model.kernel_.length_scale == model.length_scale_ and model.kernel_.nu == 1.5
+    assert isinstance(model.best_estimator_, NystromKRR) and model.n_centers_ <= 80
+    np.testing.assert_array_equal(model.predict(X), model.best_estimator_.predict(X))
+    assert model.score(X, y) > 1 - 0.3**2 / np.var(y) - 0.05  # the noise (σ = 0.3) bounds R²
+
+
+def test_default_grids():
+    X, _ = smooth_data(3000, seed=6)
+    regs = default_regs(3000)
+    assert regs.size == 20 and regs[0] == 0.1 and regs[-1] == pytest.approx(1e-3 / 3000)
+    scales = default_length_scales(X, np.random.default_rng(0))
+    assert scales.size == 4 and 0.1 < scales[-1] < 1.0  # median distance in the unit square ≈ 0.5
+    np.testing.assert_allclose(scales / scales[-1], [0.125, 0.25, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("name", ["regs", "length_scales"])
+@pytest.mark.parametrize("bad", [[], [1e-3, -1.0], [np.nan], [0.0], [[1e-3, 1e-2]], ["a"]], ids=repr)
+def test_bad_grids_are_refused_by_name(name, bad):
+    X, y = smooth_data(100)
+    with pytest.raises(ValueError, match=f"{name} must be a non-empty 1-D sequence of finite values > 0"):
+        NystromKRRCV(**{name: bad}).fit(X, y)
+
+
+def test_dask_input_is_refused():
+    da = pytest.importorskip("dask.array")
+    X, y = smooth_data(100)
+    with pytest.raises(ValueError, match="NystromKRRCV is not available for Dask input"):
+        NystromKRRCV().fit(da.from_array(X, chunks=50), y)
+
+
+def random_centres(estimator) -> dict:
+    """The centres are a random draw from the rows: repeated rows draw from another index set."""
+    return {"check_sample_weight_equivalence_on_dense_data": random_centres.__doc__}
+
+
+# the defaults, and k-fold with small grids (the checks fit dozens of times)
+@parametrize_with_checks([NystromKRRCV(random_state=0),
+                          NystromKRRCV(regs=[1e-4, 1e-2], length_scales=[1.0, 4.0], n_centers=20, cv=3,
+                                       random_state=0)],
+                         expected_failed_checks=random_centres)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
