@@ -10,7 +10,9 @@ it whole: peak memory :math:`O(m^2 + \text{block} \cdot m)`.
   :math:`(T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + n\lambda I)\,\beta = T^{-\top} K_{nJ}^\top y`, whose
   matrix is accumulated as :math:`\sum_b B_b^\top B_b` with :math:`B_b = K_{bJ} T^{-1}` (forming
   :math:`K_{nJ}^\top K_{nJ}` first would square its condition number), then solved by Cholesky.
-  :math:`O(n m^2)` time. Sums over row sets add up, so blocks held apart (Dask) sum by a reduction.
+  :math:`O(n m^2)` time. Sums over row sets add up, so blocks held apart (Dask) sum by a reduction,
+  and the package's threads (``n_jobs``) each sum a fixed share of the blocks, BLAS held to one
+  thread each, added in a fixed order.
 * conjugate gradient on the same system with the FALKON preconditioner (Rudi, Carratino & Rosasco,
   NeurIPS 2017): :math:`A^\top A = T T^\top / m + \lambda I`, :math:`\alpha = T^{-1}A^{-1}\beta`,
   solving :math:`A^{-\top}(\tfrac1n T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + \lambda I)A^{-1}\beta
@@ -28,7 +30,14 @@ from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
+from .._blocks import (
+    KERNEL_BYTES_PER_ENTRY,
+    kernel_block,
+    kernel_product,
+    max_threads,
+    on_all_cores,
+    row_chunks,
+)
 
 __all__ = ["DIRECT_MAX_CENTERS", "normal_equations", "predict_block", "solve_cg",
            "solve_normal_equations", "upper_cholesky"]
@@ -67,16 +76,31 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
     """(H, c) = (Σ_b B_bᵀ B_b, Σ_b B_bᵀ y_b) with B_b = K_bJ T⁻¹ over row blocks of X, for
     ``shared = (kernel, centers, T)``; H holds the upper triangle only."""
     kernel, centers, T = shared
-    m = centers.shape[0]
-    H = np.zeros((m, m), order="F")
-    c = np.zeros((m, Y.shape[1]))
-    chunks = _chunks(X, Y, m, memory_budget)
-    for rows in tqdm(chunks, disable=not verbose, desc="NystromKRR fit", unit="block"):
-        # Bᵀ = T⁻ᵀ K_bJᵀ, shape (m, b): H += Bᵀ B, c += Bᵀ y_b
-        Bt = solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T", lower=False,
-                              check_finite=False)
-        H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-        c += Bt @ Y[rows]
+    m, n_threads = centers.shape[0], max_threads()
+    chunks = _chunks(X, Y, m, memory_budget / n_threads)
+    runs = [chunks[i::n_threads] for i in range(min(n_threads, len(chunks)))]
+    sums = [None] * len(runs)
+    progress = tqdm(total=len(chunks), disable=not verbose, desc="NystromKRR fit", unit="block")
+
+    def fill(run: int) -> None:
+        H, c = np.zeros((m, m), order="F"), np.zeros((m, Y.shape[1]))
+        for rows in runs[run]:
+            # Bᵀ = T⁻ᵀ K_bJᵀ, shape (m, b): H += Bᵀ B, c += Bᵀ y_b
+            Bt = solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T", lower=False,
+                                  check_finite=False)
+            H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+            c += Bt @ Y[rows]
+            progress.update()
+        sums[run] = (H, c)
+
+    try:
+        on_all_cores(fill, range(len(runs)))
+    finally:
+        progress.close()
+    H, c = sums[0]
+    for H_run, c_run in sums[1:]:
+        H += H_run
+        c += c_run
     return H, c
 
 

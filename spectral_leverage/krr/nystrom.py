@@ -32,11 +32,12 @@ from sklearn.base import (
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product
+from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, use_n_jobs
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
     MEMORY_BUDGET,
+    N_JOBS,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -100,6 +101,10 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     verbose : bool, default=False
         Progress bars over row blocks and stage timings logged (``logging``, INFO) to this module's
         logger.
+    n_jobs : int or None, default=None
+        Threads of the package's own fan-out, with joblib's meaning: None is 1 unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core). With
+        more than one, BLAS runs one thread in each; with one, BLAS keeps its own threads.
 
     Attributes
     ----------
@@ -146,11 +151,12 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, n_centers: int = 100, *,
                  sampler="spectral", solver: str = "auto", memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                 random_state=None, verbose: bool = False):
+                 random_state=None, verbose: bool = False, n_jobs=None):
         self.kernel = kernel
         self.reg = reg
         self.n_centers = n_centers
@@ -159,6 +165,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -167,6 +174,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         return tags
 
+    @use_n_jobs
     def fit(self, X, y) -> NystromKRR:
         """Draw the centres and solve the Nyström normal equations.
 
@@ -231,6 +239,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         if self.verbose:
             logger.info("NystromKRR: " + message + " in %.3fs", *args, time.perf_counter() - start)
 
+    @use_n_jobs
     def predict(self, X):
         """Predictions :math:`K(X, \\text{centers\\_})\\,\\alpha`, computed in row blocks.
 
@@ -279,6 +288,8 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     sampler : str or LeverageSampler, default="spectral"
         As in :class:`NystromKRR`.
     random_state : int, numpy Generator or None, default=None
+    n_jobs : int or None, default=None
+        As in :class:`NystromKRR`.
 
     Attributes
     ----------
@@ -309,16 +320,19 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         "n_components": POSITIVE_INT,
         "sampler": SAMPLER,
         "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, n_components: int = 100, *,
-                 sampler="spectral", random_state=None):
+                 sampler="spectral", random_state=None, n_jobs=None):
         self.kernel = kernel
         self.reg = reg
         self.n_components = n_components
         self.sampler = sampler
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
+    @use_n_jobs
     def fit(self, X, y=None) -> LeverageNystroem:
         """Sample the components and compute the normalisation.
 
@@ -348,6 +362,7 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self._n_features_out = idx.shape[0]
         return self
 
+    @use_n_jobs
     def transform(self, X) -> np.ndarray:
         """Feature map :math:`K(X, \\text{components\\_})\\,\\text{normalization\\_}^\\top`.
 
