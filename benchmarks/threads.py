@@ -111,12 +111,13 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per fit")
     parser.add_argument("--busy", action="store_true", help="also run beside a busy process")
+    parser.add_argument("--skip-idle", action="store_true", help="with --busy: only that phase")
     parser.add_argument("--json", default=None, help="write every run here")
     args = parser.parse_args(argv)
     if args.worker:
         worker(args)
         return
-    rows = phase("idle", args)
+    rows = [] if args.skip_idle else phase("idle", args)
     if args.busy:
         busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         try:

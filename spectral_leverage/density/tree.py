@@ -92,8 +92,8 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         Show a progress bar over query chunks.
     n_jobs : int or None, default=None
         Threads of the package's own fan-out, with joblib's meaning: None is 1 unless inside a
-        ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core). With
-        more than one, BLAS runs one thread in each; with one, BLAS keeps its own threads.
+        ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core).
+        BLAS is held to one thread while the row blocks run, threaded or not.
 
     Attributes
     ----------
