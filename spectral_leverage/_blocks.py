@@ -4,8 +4,16 @@ No n×m matrix is ever held whole (except in the explicitly exact methods): rows
 blocks of at most ``memory_budget / bytes_per_row`` rows.
 
 The package's own threads (:func:`on_all_cores`, :func:`kernel_block`) number at most
-:func:`max_threads`: one per core, or fewer inside :func:`limit_threads` (the Dask worker tasks run
-under ``limit_threads(1)``: Dask already runs one task per worker thread).
+:func:`max_threads`, resolved as joblib resolves ``n_jobs``: an estimator's ``n_jobs``
+(:func:`use_n_jobs`), else ``joblib.effective_n_jobs(None)``, which is 1 unless inside a
+``joblib.parallel_config(n_jobs=...)`` context; never more than the cores, fewer inside
+:func:`limit_threads` (the Dask worker tasks run under ``limit_threads(1)``: Dask already runs one
+task per worker thread). While the blocks run, threaded or not, BLAS is held to one thread
+(threadpoolctl), so that n threads use n cores rather than n times BLAS's own: the blocks'
+products have the data's d as inner dimension, where BLAS's threads buy little and, on a busy
+machine, cost several times over. For OpenBLAS the limit is process-wide, not per thread (seen
+with ``threadpool_info`` from another thread), so the calling thread sets it once around the
+blocks, as scikit-learn does around its OpenMP loops.
 """
 
 from __future__ import annotations
@@ -15,12 +23,15 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache, wraps
 
 import numpy as np
+from joblib import effective_n_jobs
+from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", "kernel_block",
-           "kernel_product", "limit_threads", "max_threads", "on_all_cores", "row_chunks"]
+           "kernel_product", "limit_threads", "max_threads", "on_all_cores", "row_chunks", "use_n_jobs"]
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
@@ -69,8 +80,8 @@ def column_summary(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 # context-local, so a limit set in one thread (one Dask task, say) leaves the others alone; a new
-# thread starts without a limit
-_THREAD_LIMIT: ContextVar[int] = ContextVar("spectral_leverage_thread_limit", default=N_THREADS)
+# thread starts without a limit (None: joblib's default)
+_THREAD_LIMIT: ContextVar[int | None] = ContextVar("spectral_leverage_thread_limit", default=None)
 
 
 def max_threads() -> int:
@@ -79,9 +90,12 @@ def max_threads() -> int:
     Returns
     -------
     int
-        The number of cores available to the process, or less inside :func:`limit_threads`.
+        The innermost :func:`limit_threads` (or :func:`use_n_jobs`), else
+        ``joblib.effective_n_jobs(None)`` (1 outside a ``joblib.parallel_config`` context), at
+        most the number of cores available to the process.
     """
-    return _THREAD_LIMIT.get()
+    limit = _THREAD_LIMIT.get()
+    return min(N_THREADS, effective_n_jobs(None)) if limit is None else limit
 
 
 @contextmanager
@@ -90,8 +104,8 @@ def limit_threads(n: int) -> Iterator[None]:
 
     The limit holds in the current context only: the calling thread (or asyncio task), and work run
     in a copy of its context (as Dask's threaded scheduler runs its tasks), not other threads.
-    Limits nest: an inner limit never raises an outer one. BLAS and OpenMP thread pools are left
-    alone (see threadpoolctl).
+    Limits nest: an inner limit never raises an outer one, and none exceeds the cores. It replaces
+    joblib's default (1 thread) where no limit is set.
 
     Parameters
     ----------
@@ -112,16 +126,34 @@ def limit_threads(n: int) -> Iterator[None]:
     >>> with limit_threads(1):
     ...     max_threads()
     1
-    >>> max_threads() == N_THREADS
+    >>> with limit_threads(10**6):
+    ...     max_threads() == N_THREADS
     True
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}.")
-    token = _THREAD_LIMIT.set(min(int(n), max_threads()))
+    outer = _THREAD_LIMIT.get()
+    token = _THREAD_LIMIT.set(min(int(n), N_THREADS if outer is None else outer))
     try:
         yield
     finally:
         _THREAD_LIMIT.reset(token)
+
+
+def use_n_jobs(method):
+    """Decorator: run an estimator's ``method`` with the threads its ``n_jobs`` asks for.
+
+    ``n_jobs`` has joblib's meaning (``joblib.effective_n_jobs``: -1 is every core, None is 1
+    unless inside a ``joblib.parallel_config`` context); None inside another fit keeps that fit's
+    limit, so a density estimate made by ``SpectralLeverage(n_jobs=2)`` uses its two threads.
+    """
+    @wraps(method)
+    def run(self, *args, **kwargs):
+        if self.n_jobs is None and _THREAD_LIMIT.get() is not None:
+            return method(self, *args, **kwargs)
+        with limit_threads(effective_n_jobs(self.n_jobs)):
+            return method(self, *args, **kwargs)
+    return run
 
 
 def _serially(fill):
@@ -133,17 +165,26 @@ def _serially(fill):
     return run
 
 
+@cache
+def _blas() -> ThreadpoolController:
+    """threadpoolctl's handle on the BLAS libraries loaded (NumPy's and SciPy's are by the time the
+    package runs a block), found once: the search costs milliseconds, a limit through it 30 µs."""
+    return ThreadpoolController()
+
+
 def on_all_cores(fill, parts) -> None:
     """Call ``fill(part)`` for every item of ``parts`` (row slices, say), spread over
-    :func:`max_threads` threads: worth it for NumPy and SciPy work, which releases the GIL."""
+    :func:`max_threads` threads: worth it for NumPy and SciPy work, which releases the GIL. BLAS
+    is held to one thread meanwhile (see the module docstring)."""
     parts = list(parts)
     n_threads = min(max_threads(), len(parts))
-    if n_threads < 2:
-        for part in parts:
-            fill(part)
-        return
-    with ThreadPoolExecutor(n_threads) as pool:
-        list(pool.map(_serially(fill), parts))
+    with _blas().limit(limits=1, user_api="blas"):
+        if n_threads < 2:
+            for part in parts:
+                fill(part)
+            return
+        with ThreadPoolExecutor(n_threads) as pool:
+            list(pool.map(_serially(fill), parts))
 
 
 def kernel_block(kernel, X: np.ndarray, Z: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_REG",
     "KERNEL",
     "MEMORY_BUDGET",
+    "N_JOBS",
     "POSITIVE",
     "POSITIVE_INT",
     "RANDOM_STATE",
@@ -44,6 +45,8 @@ POSITIVE = [Interval(Real, 0, None, closed="neither")]
 POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
 #: bytes of temporaries per chunk
 MEMORY_BUDGET = [Interval(Real, 1, None, closed="left")]
+#: joblib's ``n_jobs``: None, -1 and below (all cores but ...), or a count >= 1; not 0
+N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
 #: what :func:`check_random_state` takes
 RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
                 np.random.RandomState, np.random.SeedSequence]

@@ -49,16 +49,16 @@ def _threads_used(n_parts: int, parties: int = 0, timeout: float = TIMEOUT) -> s
 
 
 def test_limit_is_set_nested_and_restored():
-    assert max_threads() == N_THREADS
+    assert max_threads() == 1  # joblib's default outside a parallel_config context
     with limit_threads(1):
         assert max_threads() == 1
         with limit_threads(N_THREADS + 5):  # an inner limit never raises an outer one
             assert max_threads() == 1
         assert max_threads() == 1
-    assert max_threads() == N_THREADS
+    assert max_threads() == 1
     with pytest.raises(RuntimeError), limit_threads(1):
         raise RuntimeError
-    assert max_threads() == N_THREADS
+    assert _THREAD_LIMIT.get() is None
     with limit_threads(N_THREADS + 5):
         assert max_threads() == N_THREADS
     with pytest.raises(ValueError, match="n must be >= 1"), limit_threads(0):
@@ -109,17 +109,20 @@ def test_limit_is_local_to_the_thread_that_sets_it():
             inside.set()
             outside.wait(TIMEOUT)
 
-    thread = threading.Thread(target=limited)
-    thread.start()
-    assert inside.wait(TIMEOUT)
-    seen["caller"] = max_threads()  # while the other thread holds its limit
-    outside.set()
-    thread.join(TIMEOUT)
-    with limit_threads(1):  # and a limit here does not reach a thread started here
-        thread = threading.Thread(target=lambda: seen.setdefault("started", max_threads()))
+    def caller() -> None:
+        thread = threading.Thread(target=limited)
         thread.start()
+        assert inside.wait(TIMEOUT)
+        seen["caller"] = max_threads()  # while the other thread holds its limit
+        outside.set()
         thread.join(TIMEOUT)
-    assert seen == {"limited": 1, "caller": N_THREADS, "started": N_THREADS}
+        with limit_threads(2):  # and a limit here does not reach a thread started here
+            thread = threading.Thread(target=lambda: seen.setdefault("started", max_threads()))
+            thread.start()
+            thread.join(TIMEOUT)
+
+    _on_cores(caller)
+    assert seen == {"limited": 1, "caller": CORES, "started": 1}  # 1: joblib's default
 
 
 class _RecordingKernel:

@@ -17,9 +17,17 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, column_summary, on_all_cores, row_chunks
+from .._blocks import (
+    DEFAULT_MEMORY_BUDGET,
+    N_THREADS,
+    column_summary,
+    on_all_cores,
+    row_chunks,
+    use_n_jobs,
+)
 from .._validation import (
     MEMORY_BUDGET,
+    N_JOBS,
     POSITIVE_INT,
     check_data,
     check_fitted_data,
@@ -105,6 +113,10 @@ class BinnedDensity(BaseEstimator):
         Bytes for the grid (three float64 copies) and for the per-chunk binning temporaries.
     verbose : bool, default=False
         Progress bar over chunks.
+    n_jobs : int or None, default=None
+        Threads of the package's own fan-out, with joblib's meaning: None is 1 unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core).
+        BLAS is held to one thread while the row blocks run, threaded or not.
 
     Attributes
     ----------
@@ -134,15 +146,17 @@ class BinnedDensity(BaseEstimator):
         "truncate": [Interval(Real, 0, None, closed="neither")],
         "memory_budget": MEMORY_BUDGET,
         "verbose": ["boolean"],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, bandwidth="scott", *, cells_per_bandwidth: int = 3, truncate: float = 4.0,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, verbose: bool = False):
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, verbose: bool = False, n_jobs=None):
         self.bandwidth = bandwidth
         self.cells_per_bandwidth = cells_per_bandwidth
         self.truncate = truncate
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def set_layout(self, n: int, std: np.ndarray, low: np.ndarray, high: np.ndarray) -> BinnedDensity:
         """Fix the bandwidths and the grid from summary statistics of the data: row count, column
@@ -197,6 +211,7 @@ class BinnedDensity(BaseEstimator):
             )
         return self
 
+    @use_n_jobs
     def fit(self, X, y=None) -> BinnedDensity:
         """Bin X onto the grid and smooth it."""
         validate_params(self)
@@ -236,11 +251,13 @@ class BinnedDensity(BaseEstimator):
                             / (n * np.prod(self.bandwidth_)))
         return self
 
+    @use_n_jobs
     def density(self, X) -> np.ndarray:
         """Density estimate at the rows of X, shape (n,)."""
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
         return np.maximum(self._read_back((self._grid,), X, "density")[0], self._floor)
 
+    @use_n_jobs
     def log_density_slope(self, X, scale=None) -> np.ndarray:
         r"""Norm of the gradient of the log-density, :math:`\|\nabla_y \log \hat p\|` with
         :math:`y = x / s`, at the rows of X, shape (n,).
@@ -259,6 +276,7 @@ class BinnedDensity(BaseEstimator):
         """
         return self.density_and_slopes(X, (scale,))[1][0]
 
+    @use_n_jobs
     def density_and_slopes(self, X, scales=(None,), *,
                            curvature: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         """(:meth:`density`, [:meth:`log_density_slope` for each of ``scales``, then, with
@@ -268,6 +286,7 @@ class BinnedDensity(BaseEstimator):
         values = self._read_back((self._grid, *self.slope_grids(scales, curvature=curvature)), X, "density")
         return np.maximum(values[0], self._floor, out=values[0]), list(values[1:])
 
+    @use_n_jobs
     def slope_grids(self, scales=(None,), *, curvature: bool = False) -> list[np.ndarray]:
         r"""The grids read by :meth:`log_density_slope` for each of ``scales``, and with
         ``curvature`` one more: the curvature of the log-density along its gradient in whitened
@@ -345,6 +364,7 @@ class BinnedDensity(BaseEstimator):
             progress.close()
         return out
 
+    @use_n_jobs
     def log_density(self, X) -> np.ndarray:
         """Natural log of :meth:`density`, shape (n,)."""
         return np.log(self.density(X))

@@ -54,9 +54,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 from tqdm.auto import tqdm
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks
+from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks, use_n_jobs
 from .._validation import (
     MEMORY_BUDGET,
+    N_JOBS,
     POSITIVE_INT,
     RANDOM_STATE,
     check_fitted_data,
@@ -89,6 +90,10 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         Seeds the anchor subsample.
     verbose : bool, default=False
         Show a progress bar over query chunks.
+    n_jobs : int or None, default=None
+        Threads of the package's own fan-out, with joblib's meaning: None is 1 unless inside a
+        ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core).
+        BLAS is held to one thread while the row blocks run, threaded or not.
 
     Attributes
     ----------
@@ -114,17 +119,21 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, bandwidth="scott", *, max_samples: int | None = 2**14, n_interp: int = 8,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False,
+                 n_jobs=None):
         self.bandwidth = bandwidth
         self.max_samples = max_samples
         self.n_interp = n_interp
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
+    @use_n_jobs
     def fit(self, X, y=None) -> TreeDensity:
         """Choose the anchors and bandwidths, and build the KDE and the anchor tree."""
         validate_params(self)
@@ -153,15 +162,18 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         self._anchor_log_density = self._anchor_gradient = self._anchor_curvature = None
         return self
 
+    @use_n_jobs
     def density(self, X) -> np.ndarray:
         """Density estimate at the rows of X, shape (n,). Anchors count themselves."""
         return np.exp(self.log_density(X))
 
+    @use_n_jobs
     def log_density(self, X) -> np.ndarray:
         """Natural log of :meth:`density`, shape (n,)."""
         X = check_fitted_data(self, X, fitted_attribute="bandwidth_")
         return self._log_density(X, X.shape[0])
 
+    @use_n_jobs
     def density_and_slopes(self, X, scales=(None,), *,
                            curvature: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
         r"""(:meth:`density`, [the norm of the log-density's gradient in the coordinates

@@ -4,7 +4,8 @@ kernel PCA on the same features."""
 from .centers import sample_centers
 from .cv import NystromKRRCV
 from .kernel_pca import NystromKernelPCA
-from .nystrom import LeverageNystroem, NystromKRR
+from .leverage_nystroem import LeverageNystroem
+from .nystrom import NystromKRR
 from .random_features import RandomFourierKRR
 from .sketched import SketchedKRR
 

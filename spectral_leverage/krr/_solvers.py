@@ -10,7 +10,9 @@ it whole: peak memory :math:`O(m^2 + \text{block} \cdot m)`.
   :math:`(T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + n\lambda I)\,\beta = T^{-\top} K_{nJ}^\top y`, whose
   matrix is accumulated as :math:`\sum_b B_b^\top B_b` with :math:`B_b = K_{bJ} T^{-1}` (forming
   :math:`K_{nJ}^\top K_{nJ}` first would square its condition number), then solved by Cholesky.
-  :math:`O(n m^2)` time. Sums over row sets add up, so blocks held apart (Dask) sum by a reduction.
+  :math:`O(n m^2)` time. Sums over row sets add up, so blocks held apart (Dask) sum by a reduction,
+  and the package's threads (``n_jobs``) each sum a fixed share of the blocks, BLAS held to one
+  thread each, added in a fixed order.
 * conjugate gradient on the same system with the FALKON preconditioner (Rudi, Carratino & Rosasco,
   NeurIPS 2017): :math:`A^\top A = T T^\top / m + \lambda I`, :math:`\alpha = T^{-1}A^{-1}\beta`,
   solving :math:`A^{-\top}(\tfrac1n T^{-\top} K_{nJ}^\top K_{nJ} T^{-1} + \lambda I)A^{-1}\beta
@@ -38,7 +40,14 @@ from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
 from tqdm.auto import tqdm
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, kernel_block, kernel_product, row_chunks
+from .._blocks import (
+    KERNEL_BYTES_PER_ENTRY,
+    kernel_block,
+    kernel_product,
+    max_threads,
+    on_all_cores,
+    row_chunks,
+)
 
 __all__ = ["DIRECT_MAX_CENTERS", "centred_system", "normal_equations", "predict_block", "solve_cg",
            "solve_normal_equations", "upper_cholesky", "whitened_blocks"]
@@ -72,15 +81,20 @@ def _chunks(X: np.ndarray, columns: int, m: int, memory_budget: float) -> list[s
     return list(row_chunks(X.shape[0], KERNEL_BYTES_PER_ENTRY * m + extra, memory_budget))
 
 
+def _whiten(shared: tuple, block: np.ndarray) -> np.ndarray:
+    """:math:`B^\top = T^{-\top} K_{bJ}^\top`, shape (m, b), of a block of rows."""
+    kernel, centers, T = shared
+    return solve_triangular(T, kernel_block(kernel, block, centers).T, trans="T", lower=False,
+                            check_finite=False)
+
+
 def whitened_blocks(X: np.ndarray, shared: tuple, memory_budget: float, columns: int = 1,
                     verbose: bool = False, desc: str = "NystromKRR fit"):
     r"""Yield ``(rows, Bᵀ)`` over row blocks of X with :math:`B^\top = T^{-\top} K_{bJ}^\top`, shape
     (m, b), for ``shared = (kernel, centers, T)``; ``columns`` targets ride along in the budget."""
-    kernel, centers, T = shared
-    chunks = _chunks(X, columns, centers.shape[0], memory_budget)
+    chunks = _chunks(X, columns, shared[1].shape[0], memory_budget)
     for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
-        yield rows, solve_triangular(T, kernel_block(kernel, X[rows], centers).T, trans="T",
-                                     lower=False, check_finite=False)
+        yield rows, _whiten(shared, X[rows])
 
 
 def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget: float,
@@ -88,26 +102,43 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
     r"""The weighted sums over the rows of X of one pass, for ``shared = (kernel, centers, T)`` and
     :math:`B = K_{nJ} T^{-1}`: ``(H, c, s, sy, W)`` = (:math:`B^\top \mathrm{diag}(w) B` (upper
     triangle only), :math:`B^\top \mathrm{diag}(w) Y`, :math:`B^\top w`, :math:`Y^\top w`,
-    :math:`\sum w`); unit weights for None. Sums over row sets add up (the Dask reduction)."""
-    m = shared[1].shape[0]
-    H = np.zeros((m, m), order="F")
-    c = np.zeros((m, Y.shape[1]))
-    s, sy, total = np.zeros(m), np.zeros(Y.shape[1]), 0.0
-    for rows, Bt in whitened_blocks(X, shared, memory_budget, Y.shape[1], verbose):
-        Yb = Y[rows]
-        if weights is None:
-            H = dsyrk(1.0, Bt, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
-            c += Bt @ Yb
-            s += Bt.sum(axis=1)
-            sy += Yb.sum(axis=0)
-            total += Yb.shape[0]
-        else:
-            w = weights[rows]
-            H = dsyrk(1.0, Bt * np.sqrt(w), beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+    :math:`\sum w`); unit weights for None. Sums over row sets add up (the Dask reduction).
+
+    The row blocks are split among :func:`~spectral_leverage._blocks.max_threads` threads, each with
+    a fixed share of the blocks and its own sums (added in a fixed order: deterministic for a given
+    ``n_jobs``), within ``memory_budget`` together."""
+    m, n_threads = shared[1].shape[0], max_threads()
+    chunks = _chunks(X, Y.shape[1], m, memory_budget / n_threads)
+    runs = [chunks[i::n_threads] for i in range(min(n_threads, len(chunks)))]
+    sums: list = [None] * len(runs)
+    progress = tqdm(total=len(chunks), disable=not verbose, desc="NystromKRR fit", unit="block")
+
+    def fill(run: int) -> None:
+        H, c = np.zeros((m, m), order="F"), np.zeros((m, Y.shape[1]))
+        s, sy, total = np.zeros(m), np.zeros(Y.shape[1]), 0.0
+        for rows in runs[run]:
+            Bt, Yb = _whiten(shared, X[rows]), Y[rows]
+            w = np.ones(Yb.shape[0]) if weights is None else weights[rows]
+            H = dsyrk(1.0, Bt if weights is None else Bt * np.sqrt(w), beta=1.0, c=H, trans=0, lower=0,
+                      overwrite_c=1)
             c += Bt @ (w[:, None] * Yb)
             s += Bt @ w
             sy += w @ Yb
             total += float(w.sum())
+            progress.update()
+        sums[run] = [H, c, s, sy, total]
+
+    try:
+        on_all_cores(fill, range(len(runs)))
+    finally:
+        progress.close()
+    H, c, s, sy, total = sums[0]
+    for part in sums[1:]:
+        H += part[0]
+        c += part[1]
+        s += part[2]
+        sy += part[3]
+        total += part[4]
     return H, c, s, sy, total
 
 

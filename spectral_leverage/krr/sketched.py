@@ -16,10 +16,11 @@ import scipy.fft
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, row_chunks
+from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, row_chunks, use_n_jobs
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
+    N_JOBS,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -90,6 +91,9 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         Allow n above 30 000.
     random_state : int, numpy Generator or None, default=None
         Seeds the sketch.
+    n_jobs : int or None, default=None
+        Threads of the package's own fan-out in :meth:`predict`, with joblib's meaning (as in
+        :class:`~spectral_leverage.krr.NystromKRR`).
 
     Attributes
     ----------
@@ -130,16 +134,19 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         "sketch": [StrOptions(set(_SKETCHES))],
         "force": ["boolean"],
         "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, sketch_size: int = 100, *,
-                 sketch: str = "gaussian", force: bool = False, random_state=None):
+                 sketch: str = "gaussian", force: bool = False, random_state=None,
+                 n_jobs=None):
         self.kernel = kernel
         self.reg = reg
         self.sketch_size = sketch_size
         self.sketch = sketch
         self.force = force
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -228,6 +235,7 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         self._gaussian = self._signs = self._rows = None  # the sketch itself is not needed to predict
         return self
 
+    @use_n_jobs
     def predict(self, X) -> np.ndarray:
         """:math:`\\hat f(x) = k(x, X_\\mathrm{fit})\\,S^\\top\\hat\\alpha`, in row blocks.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sklearn.base import clone
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from ..base import LeverageSampler
 from ..spectral import SpectralLeverage
 from .alaoui_mahoney import AlaouiMahoneySampler
@@ -42,7 +43,8 @@ SAMPLERS: dict[str, type[LeverageSampler]] = {
 }
 
 
-def make_sampler(sampler, *, kernel, reg, random_state=None) -> LeverageSampler:
+def make_sampler(sampler, *, kernel, reg, random_state=None,
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET) -> LeverageSampler:
     """Resolve ``sampler`` into an unfitted-or-fitted sampler object.
 
     Parameters
@@ -50,8 +52,9 @@ def make_sampler(sampler, *, kernel, reg, random_state=None) -> LeverageSampler:
     sampler : str or LeverageSampler
         A name from :data:`SAMPLERS` (built with ``kernel``, ``reg`` and ``random_state``), or a
         sampler object, returned as is (fitted or not; the caller decides whether to refit).
-    kernel, reg, random_state
-        Used only when ``sampler`` is a name.
+    kernel, reg, random_state, memory_budget
+        Used only when ``sampler`` is a name (every sampler bounds its temporaries by
+        ``memory_budget`` bytes).
 
     Raises
     ------
@@ -72,7 +75,8 @@ def make_sampler(sampler, *, kernel, reg, random_state=None) -> LeverageSampler:
     if isinstance(sampler, str):
         if sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {sampler!r}; choose one of {sorted(SAMPLERS)}.")
-        return SAMPLERS[sampler](kernel=kernel, reg=reg, random_state=random_state)
+        return SAMPLERS[sampler](kernel=kernel, reg=reg, memory_budget=memory_budget,
+                                 random_state=random_state)
     if not (hasattr(sampler, "fit") and hasattr(sampler, "sample")):
         raise TypeError(
             f"sampler must be a name from {sorted(SAMPLERS)} or an object with fit(X) and "
@@ -81,7 +85,8 @@ def make_sampler(sampler, *, kernel, reg, random_state=None) -> LeverageSampler:
     return sampler
 
 
-def leverage_scores(X, *, kernel, reg, method="spectral", random_state=None):
+def leverage_scores(X, *, kernel, reg, method="spectral", random_state=None,
+                    memory_budget: float = DEFAULT_MEMORY_BUDGET):
     """Rescaled ridge leverage scores :math:`\\approx n\\,l_i` of X by any method.
 
     Parameters
@@ -93,6 +98,9 @@ def leverage_scores(X, *, kernel, reg, method="spectral", random_state=None):
     method : str or LeverageSampler, default="spectral"
         A name from :data:`SAMPLERS` or a sampler object (cloned, then fitted on X).
     random_state : int, numpy Generator or None
+    memory_budget : int, default=256 MiB
+        Bytes of temporaries of a sampler given by name; a method that would need more (the
+        dictionary samplers at a tiny ``reg``, ``"exact"`` at large n) raises a ValueError saying so.
 
     Returns
     -------
@@ -106,7 +114,8 @@ def leverage_scores(X, *, kernel, reg, method="spectral", random_state=None):
     >>> leverage_scores(X, kernel=RBF(0.5), reg=1e-3).shape
     (1000,)
     """
-    sampler = make_sampler(method, kernel=kernel, reg=reg, random_state=random_state)
+    sampler = make_sampler(method, kernel=kernel, reg=reg, random_state=random_state,
+                           memory_budget=memory_budget)
     if not isinstance(method, str):
         sampler = clone(sampler)
     return sampler.fit(X).scores_

@@ -1,7 +1,13 @@
 r"""Shared numerics of the dictionary-based samplers: leverage estimates of many points from few centres.
 
-Two estimators, both evaluated in row blocks so that memory stays :math:`O(b\,m + m^2)` with ``b``
-rows per block and ``m`` centres (never an :math:`n \times n` or a full :math:`n \times m` matrix).
+Two estimators, both evaluated in row blocks so that memory stays within ``memory_budget``: at
+most two :math:`m \times m` matrices (:data:`FACTOR_BYTES_PER_ENTRY`) plus one block of rows of the
+cross-kernel (never an :math:`n \times n` or a full :math:`n \times m` matrix; the kernel of the
+centres is filled by blocks too). A dictionary whose factors leave no room for a block of
+:data:`MIN_BLOCK_ROWS` rows is refused with a ValueError (:func:`plan_blocks`) before anything is
+allocated: at a small ``reg`` the dictionary of an adaptive sampler can grow to every point, and
+its dense factors would outgrow the machine. The budget also bounds the time, :math:`O(n m^2)`.
+
 With :math:`\gamma = n\lambda` (the un-normalised regulariser of the literature):
 
 * :func:`weighted_rls` — the weighted-dictionary estimator of Calandriello, Lazaric & Valko (2017,
@@ -27,23 +33,33 @@ With :math:`\gamma = n\lambda` (the un-normalised regulariser of the literature)
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, solve_triangular
+from scipy.linalg import cho_factor, eigh, solve_triangular
+
+from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
 
 __all__ = [
-    "BLOCK_ELEMENTS",
+    "FACTOR_BYTES_PER_ENTRY",
+    "MIN_BLOCK_ROWS",
     "SCORINGS",
     "check_kernel",
     "check_scoring",
     "dictionary_scores",
     "nystrom_leverage",
+    "plan_blocks",
     "weighted_rls",
 ]
 
 #: Final estimators a dictionary sampler can score all n points with (see :func:`dictionary_scores`).
 SCORINGS = ("nystrom", "weighted")
 
-#: Entries per row block of the n×m cross-kernel (2**22 doubles = 32 MB).
-BLOCK_ELEMENTS = 2**22
+#: Bytes per entry of the m×m matrices alive at once: two float64 (the kernel of the centres and
+#: its eigenvectors in :func:`nystrom_leverage`; the eigenvectors and the Gram matrix after it).
+FACTOR_BYTES_PER_ENTRY = 16.0
+#: Bytes per entry of a row block of the cross-kernel: the kernel with its temporaries, and the
+#: block after a product or a triangular solve.
+BLOCK_BYTES_PER_ENTRY = KERNEL_BYTES_PER_ENTRY + 16.0
+#: Fewest rows per block a dictionary must leave room for (fewer would make the passes crawl).
+MIN_BLOCK_ROWS = 256
 
 
 def check_kernel(kernel):
@@ -63,14 +79,40 @@ def check_scoring(scoring) -> str:
     return scoring
 
 
-def _row_blocks(n: int, m: int, block_elements: int = BLOCK_ELEMENTS):
-    step = max(1, min(n, block_elements // max(m, 1)))
-    for start in range(0, n, step):
-        yield slice(start, min(n, start + step))
+def plan_blocks(n: int, m: int, memory_budget: float) -> list[slice]:
+    """Row blocks of an n×m pass next to the m×m factors, within ``memory_budget`` bytes.
+
+    Raises
+    ------
+    ValueError
+        If the factors of m centres and a block of ``min(n, MIN_BLOCK_ROWS)`` rows exceed
+        ``memory_budget``; the message gives the budget that would do and the other fixes.
+    """
+    factors = FACTOR_BYTES_PER_ENTRY * m * m
+    row = BLOCK_BYTES_PER_ENTRY * max(m, 1)
+    need = factors + row * min(n, MIN_BLOCK_ROWS)
+    if need > memory_budget:
+        raise ValueError(
+            f"the dictionary holds m={m} centres: its m×m factors and row blocks need "
+            f"{need / 2**20:.1f} MiB, more than memory_budget={memory_budget:.0f} bytes "
+            f"({memory_budget / 2**20:.1f} MiB). Raise memory_budget to at least {int(np.ceil(need))}, "
+            "or raise reg (the dictionary grows with the effective dimension, up to every point when "
+            "reg is tiny), or use method='spectral'."
+        )
+    return list(row_chunks(n, row, memory_budget - factors))
+
+
+def _kernel_matrix(kernel, centres: np.ndarray, blocks_of: float) -> np.ndarray:
+    """``kernel(centres)``, Fortran-ordered for LAPACK to overwrite, filled by row blocks."""
+    m = centres.shape[0]
+    K = np.empty((m, m), order="F")
+    for rows in row_chunks(m, BLOCK_BYTES_PER_ENTRY * m, blocks_of):
+        K[rows] = kernel(centres[rows], centres)
+    return K
 
 
 def weighted_rls(
-    X, kernel, centres, probs, gamma: float, *, diag=None, block_elements: int = BLOCK_ELEMENTS
+    X, kernel, centres, probs, gamma: float, *, diag=None, memory_budget: float = DEFAULT_MEMORY_BUDGET
 ) -> np.ndarray:
     r"""Weighted-dictionary ridge leverage estimates :math:`\tilde l_i` of every row of ``X``.
 
@@ -87,6 +129,8 @@ def weighted_rls(
         Un-normalised regulariser :math:`\gamma = n\lambda > 0`.
     diag : ndarray of shape (n,), optional
         ``kernel.diag(X)`` if already known.
+    memory_budget : float, default=256 MiB
+        Bytes for the factor and the row blocks (see :func:`plan_blocks`).
 
     Returns
     -------
@@ -105,12 +149,15 @@ def weighted_rls(
     X = np.asarray(X, dtype=float)
     centres = np.asarray(centres, dtype=float)
     scale = 1.0 / np.sqrt(np.asarray(probs, dtype=float))
+    blocks = plan_blocks(X.shape[0], centres.shape[0], memory_budget)
     diag = kernel.diag(X) if diag is None else np.asarray(diag, dtype=float)
-    M = kernel(centres) * scale[:, None] * scale[None, :]
+    M = _kernel_matrix(kernel, centres, memory_budget - FACTOR_BYTES_PER_ENTRY * centres.shape[0] ** 2)
+    M *= scale[:, None]
+    M *= scale[None, :]
     M[np.diag_indices_from(M)] += gamma
-    chol, _ = cho_factor(M, lower=True, check_finite=False)
+    chol, _ = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
     out = np.empty(X.shape[0])
-    for rows in _row_blocks(X.shape[0], centres.shape[0], block_elements):
+    for rows in blocks:
         Z = solve_triangular(
             chol, (kernel(centres, X[rows]) * scale[:, None]), lower=True, check_finite=False
         )
@@ -120,10 +167,13 @@ def weighted_rls(
     return np.clip(out, floor, 1.0)
 
 
-def nystrom_leverage(X, kernel, centres, gamma: float, *, block_elements: int = BLOCK_ELEMENTS) -> np.ndarray:
+def nystrom_leverage(X, kernel, centres, gamma: float, *,
+                     memory_budget: float = DEFAULT_MEMORY_BUDGET) -> np.ndarray:
     r"""Ridge leverage of the Nyström approximation :math:`K_{nJ}K_{JJ}^{+}K_{Jn}`, for every row of X.
 
-    Eigenvalues of :math:`K_{JJ}` below ``m · eps · max`` are dropped (pseudo-inverse).
+    Eigenvalues of :math:`K_{JJ}` below ``m · eps · max`` are dropped (pseudo-inverse). The
+    eigenvectors come from LAPACK ``syevr`` (workspace O(m), where ``syevd`` needs :math:`2m^2`), and
+    ``memory_budget`` bounds the factors and row blocks as in :func:`plan_blocks`.
 
     Examples
     --------
@@ -137,17 +187,21 @@ def nystrom_leverage(X, kernel, centres, gamma: float, *, block_elements: int = 
     """
     X = np.asarray(X, dtype=float)
     centres = np.asarray(centres, dtype=float)
-    s, U = np.linalg.eigh(kernel(centres))
-    keep = s > s.max() * s.shape[0] * np.finfo(float).eps
-    R = U[:, keep] / np.sqrt(s[keep])  # K_JJ^{+1/2}, shape (m, k)
+    m = centres.shape[0]
+    blocks = plan_blocks(X.shape[0], m, memory_budget)
+    K = _kernel_matrix(kernel, centres, memory_budget - FACTOR_BYTES_PER_ENTRY * m * m)
+    s, U = eigh(K, overwrite_a=True, driver="evr", check_finite=False)
+    del K
+    first = int(np.searchsorted(s, s[-1] * m * np.finfo(float).eps, side="right"))  # s ascends
+    R = U[:, first:]  # a view: K_JJ^{+1/2}, shape (m, k), scaled in place
+    R /= np.sqrt(s[first:])
     k = R.shape[1]
-    G = np.zeros((k, k))
-    blocks = list(_row_blocks(X.shape[0], centres.shape[0], block_elements))
+    G = np.zeros((k, k), order="F")
     for rows in blocks:
         B = kernel(X[rows], centres) @ R
         G += B.T @ B
     G[np.diag_indices_from(G)] += gamma
-    chol, _ = cho_factor(G, lower=True, check_finite=False)
+    chol, _ = cho_factor(G, lower=True, overwrite_a=True, check_finite=False)
     out = np.empty(X.shape[0])
     for rows in blocks:
         Z = solve_triangular(chol, (kernel(X[rows], centres) @ R).T, lower=True, check_finite=False)
@@ -156,7 +210,8 @@ def nystrom_leverage(X, kernel, centres, gamma: float, *, block_elements: int = 
 
 
 def dictionary_scores(
-    X, kernel, centres, probs, gamma: float, scoring: str = "nystrom", *, diag=None
+    X, kernel, centres, probs, gamma: float, scoring: str = "nystrom", *, diag=None,
+    memory_budget: float = DEFAULT_MEMORY_BUDGET,
 ) -> np.ndarray:
     r"""Leverage estimates of every row of ``X`` from a weighted dictionary, by either estimator.
 
@@ -179,5 +234,5 @@ def dictionary_scores(
     True
     """
     if check_scoring(scoring) == "nystrom":
-        return nystrom_leverage(X, kernel, centres, gamma)
-    return weighted_rls(X, kernel, centres, probs, gamma, diag=diag)
+        return nystrom_leverage(X, kernel, centres, gamma, memory_budget=memory_budget)
+    return weighted_rls(X, kernel, centres, probs, gamma, diag=diag, memory_budget=memory_budget)

@@ -7,9 +7,11 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
+    MEMORY_BUDGET,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -46,6 +48,10 @@ class AlaouiMahoneySampler(LeverageSampler):
         :math:`d_\mathrm{mof} = n \max_i l_i` the maximal degrees of freedom, unknown before fitting;
         :math:`\sqrt n`, the usual Nyström budget, stands in for it and keeps the cost
         :math:`O(n p^2) = O(n^2 \log^2 n)`. Pass an explicit p for large n or very peaked densities.
+    memory_budget : int, default=256 MiB
+        Bytes for the p×p factors and the row blocks of its passes over X. Too
+        many columns for it stops the fit with a ValueError naming the budget that would do
+        (see :func:`~spectral_leverage.samplers._dictionary.plan_blocks`).
     random_state : int, numpy Generator or None, default=None
         Seeds the column draw.
 
@@ -74,13 +80,16 @@ class AlaouiMahoneySampler(LeverageSampler):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "n_columns": [*POSITIVE_INT, None],
+        "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, n_columns=None, random_state=None):
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, n_columns=None,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.n_columns = n_columns
+        self.memory_budget = memory_budget
         self.random_state = random_state
 
     def fit(self, X, y=None) -> AlaouiMahoneySampler:
@@ -99,5 +108,6 @@ class AlaouiMahoneySampler(LeverageSampler):
         else:
             cols = np.sort(rng.choice(n, size=p, replace=False, p=diag / diag.sum()))
         self.column_indices_ = cols
-        self._set_scores(n * nystrom_leverage(X, kernel, X[cols], n * reg))
+        self._set_scores(n * nystrom_leverage(X, kernel, X[cols], n * reg,
+                                                 memory_budget=self.memory_budget))
         return self

@@ -9,9 +9,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
+    MEMORY_BUDGET,
     POSITIVE,
     RANDOM_STATE,
     check_positive,
@@ -58,6 +60,10 @@ class BLESS(LeverageSampler):
         Final estimator of the n scores from the dictionary
         (:func:`~spectral_leverage.samplers._dictionary.dictionary_scores`). With few centres per
         effective dimension ``"weighted"`` ranks points better (see the design notes).
+    memory_budget : int, default=256 MiB
+        Bytes for the dictionary's m×m factors and the row blocks of its passes over X. A
+        dictionary that outgrows it stops the fit with a ValueError naming the budget that would do
+        (see :func:`~spectral_leverage.samplers._dictionary.plan_blocks`).
     random_state : int, numpy Generator or None, default=None
         Seeds the Bernoulli draws.
 
@@ -100,16 +106,18 @@ class BLESS(LeverageSampler):
         "qbar": [Interval(Real, 1, None, closed="left")],
         "n_steps": [Interval(Integral, 2, None, closed="left"), None],
         "scoring": [StrOptions(set(SCORINGS))],
+        "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, qbar: float = 2.0, n_steps=None,
-                 scoring="nystrom", random_state=None):
+                 scoring="nystrom", memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.qbar = qbar
         self.n_steps = n_steps
         self.scoring = scoring
+        self.memory_budget = memory_budget
         self.random_state = random_state
 
     def fit(self, X, y=None) -> BLESS:
@@ -137,7 +145,8 @@ class BLESS(LeverageSampler):
             cand = np.flatnonzero(rng.random(n) < ucb)
             if cand.size == 0:
                 cand = np.array([rng.integers(n)])
-            lev = weighted_rls(X[cand], kernel, X[idx], dict_probs, gamma, diag=diag[cand])
+            lev = weighted_rls(X[cand], kernel, X[idx], dict_probs, gamma, diag=diag[cand],
+                               memory_budget=self.memory_budget)
             total = np.minimum(qbar * lev, ucb[cand])
             keep = rng.random(cand.size) < total / ucb[cand]
             if not keep.any():
@@ -147,6 +156,7 @@ class BLESS(LeverageSampler):
         self.dictionary_indices_ = idx
         self.dictionary_probabilities_ = dict_probs
         self.reg_path_ = path / n
-        scores = dictionary_scores(X, kernel, X[idx], dict_probs, gamma_final, self.scoring, diag=diag)
+        scores = dictionary_scores(X, kernel, X[idx], dict_probs, gamma_final, self.scoring, diag=diag,
+                                   memory_budget=self.memory_budget)
         self._set_scores(n * scores)
         return self

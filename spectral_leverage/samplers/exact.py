@@ -2,7 +2,8 @@ r"""Exact ridge leverage scores, :math:`O(n^3)` time and :math:`O(n^2)` memory (
 
 :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii} = 1 - n\lambda\,[(K + n\lambda I)^{-1}]_{ii}`, the
 diagonal of the inverse taken from a Cholesky factor computed in place (LAPACK ``potrf`` and
-``potri``), so one :math:`n \times n` matrix is the whole memory cost.
+``potri``), so one :math:`n \times n` matrix is the whole memory cost (the kernel is filled into it
+by blocks of columns, so its temporaries stay within the memory budget too).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import numpy as np
 from scipy.linalg import lapack
 from sklearn.utils.validation import validate_data
 
+from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
+    MEMORY_BUDGET,
     POSITIVE,
     RANDOM_STATE,
     check_data,
@@ -24,13 +27,15 @@ from .._validation import (
 )
 from ..base import LeverageSampler
 from ..kernels import parse_kernel, resolve_kernel
+from ._dictionary import MIN_BLOCK_ROWS
 
 __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
 
 MAX_EXACT_SAMPLES = 30_000
 
 
-def exact_leverage(X, kernel, reg: float, *, force: bool = False) -> np.ndarray:
+def exact_leverage(X, kernel, reg: float, *, force: bool = False,
+                   memory_budget: float | None = None) -> np.ndarray:
     """Exact ridge leverage scores :math:`l_i = [K(K + n\\lambda I)^{-1}]_{ii}`.
 
     Parameters
@@ -42,6 +47,9 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False) -> np.ndarray:
         :math:`\\lambda > 0`.
     force : bool, default=False
         Allow n > 30 000 (the n×n matrix takes 8·n² bytes: 7.2 GB at n = 30 000).
+    memory_budget : float or None, default=None
+        Bytes for the n×n matrix and the kernel's temporaries (blocks of columns); a larger n is
+        refused with a ValueError. None sets no limit beyond ``force`` (blocks of 256 MiB).
 
     Returns
     -------
@@ -66,7 +74,18 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False) -> np.ndarray:
             f"exact leverage scores need an n×n matrix ({8 * n * n / 1e9:.1f} GB for n={n}); "
             f"n above {MAX_EXACT_SAMPLES} needs force=True, or use an approximate method."
         )
-    A = np.asfortranarray(kernel(X))
+    column = KERNEL_BYTES_PER_ENTRY * n  # one column of the kernel and its temporaries
+    budget = DEFAULT_MEMORY_BUDGET + 8.0 * n * n if memory_budget is None else float(memory_budget)
+    need = 8.0 * n * n + column * min(n, MIN_BLOCK_ROWS)
+    if need > budget:
+        raise ValueError(
+            f"exact leverage scores of n={n} points need an n×n matrix of {8 * n * n / 2**20:.1f} MiB, "
+            f"more than memory_budget={budget:.0f} bytes; raise memory_budget to at least "
+            f"{int(need)}, or use an approximate method such as 'spectral'."
+        )
+    A = np.empty((n, n), order="F")
+    for cols in row_chunks(n, column, budget - 8.0 * n * n):
+        A[:, cols] = kernel(X, X[cols])
     A[np.diag_indices(n)] += n * reg
     chol, info = lapack.dpotrf(A, lower=True, overwrite_a=True)
     if info != 0:
@@ -88,6 +107,9 @@ class ExactLeverage(LeverageSampler):
         :math:`\\lambda > 0`.
     force : bool, default=False
         Allow n above 30 000.
+    memory_budget : int, default=256 MiB
+        Bytes for the n×n matrix and the kernel's temporaries (at most n ≈ 5 200 at the default);
+        a larger n stops the fit with a ValueError naming the budget that would do.
     random_state : int, numpy Generator or None, default=None
         Default seed of :meth:`sample` (the scores themselves are deterministic).
 
@@ -104,19 +126,23 @@ class ExactLeverage(LeverageSampler):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "force": ["boolean"],
+        "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, force: bool = False, random_state=None):
+    def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, force: bool = False,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.force = force
+        self.memory_budget = memory_budget
         self.random_state = random_state
 
     def fit(self, X, y=None) -> ExactLeverage:
         """Compute exact scores ``scores_ = n · l_i``."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        leverage = exact_leverage(X, resolve_kernel(self.kernel), self.reg, force=self.force)
+        leverage = exact_leverage(X, resolve_kernel(self.kernel), self.reg, force=self.force,
+                                  memory_budget=self.memory_budget)
         self._set_scores(X.shape[0] * leverage)
         return self

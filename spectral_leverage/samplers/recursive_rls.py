@@ -9,9 +9,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
+    MEMORY_BUDGET,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -59,6 +61,10 @@ class RecursiveRLS(LeverageSampler):
         Final estimator of the n scores from the dictionary
         (:func:`~spectral_leverage.samplers._dictionary.dictionary_scores`). With few centres per
         effective dimension ``"weighted"`` ranks points better (see the design notes).
+    memory_budget : int, default=256 MiB
+        Bytes for the dictionary's m×m factors and the row blocks of its passes over X. A
+        dictionary that outgrows it stops the fit with a ValueError naming the budget that would do
+        (see :func:`~spectral_leverage.samplers._dictionary.plan_blocks`).
     random_state : int, numpy Generator or None, default=None
         Seeds the permutation and the Bernoulli draws.
 
@@ -99,16 +105,18 @@ class RecursiveRLS(LeverageSampler):
         "sample_size": [*POSITIVE_INT, None],
         "oversampling": [Interval(Real, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(SCORINGS))],
+        "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, sample_size=None, oversampling=None,
-                 scoring="nystrom", random_state=None):
+                 scoring="nystrom", memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None):
         self.kernel = kernel
         self.reg = reg
         self.sample_size = sample_size
         self.oversampling = oversampling
         self.scoring = scoring
+        self.memory_budget = memory_budget
         self.random_state = random_state
 
     def fit(self, X, y=None) -> RecursiveRLS:
@@ -140,7 +148,8 @@ class RecursiveRLS(LeverageSampler):
             idx = perm[:size]
             # Weights 1/p_j as sampled from the level below (the uniform half), not rescaled to this
             # level: the estimates are leverage scores relative to the half, upper bounds (see Notes).
-            lev = weighted_rls(X[idx], kernel, X[perm[dict_pos]], dict_probs, gamma, diag=diag[idx])
+            lev = weighted_rls(X[idx], kernel, X[perm[dict_pos]], dict_probs, gamma, diag=diag[idx],
+                               memory_budget=self.memory_budget)
             factor = oversamp
             if level == 0:  # the reference code's last level keeps s centres: at least s expected
                 factor = max(oversamp, s / lev.sum())
@@ -155,6 +164,7 @@ class RecursiveRLS(LeverageSampler):
         order = np.argsort(centres)
         self.dictionary_indices_ = centres[order]
         self.dictionary_probabilities_ = dict_probs[order]
-        scores = dictionary_scores(X, kernel, X[centres], dict_probs, gamma, self.scoring, diag=diag)
+        scores = dictionary_scores(X, kernel, X[centres], dict_probs, gamma, self.scoring, diag=diag,
+                                   memory_budget=self.memory_budget)
         self._set_scores(n * scores)
         return self

@@ -14,9 +14,11 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
+    MEMORY_BUDGET,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -74,6 +76,10 @@ class SQUEAK(LeverageSampler):
     scoring : {"nystrom", "weighted"}, default="nystrom"
         Final estimator of the n scores from the dictionary
         (:func:`~spectral_leverage.samplers._dictionary.dictionary_scores`).
+    memory_budget : int, default=256 MiB
+        Bytes for the dictionary's m×m factors and the row blocks of its passes over X. A
+        dictionary that outgrows it stops the fit with a ValueError naming the budget that would do
+        (see :func:`~spectral_leverage.samplers._dictionary.plan_blocks`).
     random_state : int, numpy Generator or None, default=None
         Seeds the thinning of the copies.
 
@@ -110,6 +116,7 @@ class SQUEAK(LeverageSampler):
         "eps": [Interval(Real, 0, 1, closed="left")],
         "batch_size": [*POSITIVE_INT, None],
         "scoring": [StrOptions(set(SCORINGS))],
+        "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
 
@@ -122,6 +129,7 @@ class SQUEAK(LeverageSampler):
         eps: float = 0.5,
         batch_size=None,
         scoring="nystrom",
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
         random_state=None,
     ):
         self.kernel = kernel
@@ -130,6 +138,7 @@ class SQUEAK(LeverageSampler):
         self.eps = eps
         self.batch_size = batch_size
         self.scoring = scoring
+        self.memory_budget = memory_budget
         self.random_state = random_state
 
     def _check_params(self):
@@ -144,7 +153,8 @@ class SQUEAK(LeverageSampler):
         Xd = X[idx]
         weights_inv = qbar * ptil / copies  # P in (K + γ' P): inverse importance weights
         g = (1.0 + eps) * gamma
-        tau = (1.0 - eps) * (1.0 + eps) * weighted_rls(Xd, kernel, Xd, weights_inv, g)
+        tau = (1.0 - eps) * (1.0 + eps) * weighted_rls(Xd, kernel, Xd, weights_inv, g,
+                                                                  memory_budget=self.memory_budget)
         new = np.minimum(tau, ptil)
         copies = rng.binomial(copies, new / ptil)
         keep = copies > 0
@@ -180,7 +190,8 @@ class SQUEAK(LeverageSampler):
         self.dictionary_probabilities_ = ptil
         self.dictionary_copies_ = copies
         self.n_features_in_ = X.shape[1]  # merge stacks the rows of two fits
-        scores = dictionary_scores(X, kernel, X[idx], qbar * ptil / copies, gamma, self.scoring)
+        scores = dictionary_scores(X, kernel, X[idx], qbar * ptil / copies, gamma, self.scoring,
+                                   memory_budget=self.memory_budget)
         self._set_scores(X.shape[0] * scores)
 
     def merge(self, other: SQUEAK) -> SQUEAK:

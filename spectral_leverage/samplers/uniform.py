@@ -7,7 +7,8 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from .._validation import DEFAULT_REG, KERNEL, POSITIVE, RANDOM_STATE, validate_params
+from .._blocks import DEFAULT_MEMORY_BUDGET
+from .._validation import DEFAULT_REG, KERNEL, MEMORY_BUDGET, POSITIVE, RANDOM_STATE, validate_params
 from ..base import LeverageSampler
 
 __all__ = ["UniformSampler"]
@@ -17,7 +18,8 @@ class UniformSampler(LeverageSampler):
     """Every point equally likely (the ``"uniform"`` method).
 
     It estimates no leverage: ``scores_`` are all 1 and ``effective_dimension_`` is NaN.
-    ``kernel`` and ``reg`` are accepted, and ignored, so that every method shares one signature.
+    ``kernel``, ``reg`` and ``memory_budget`` are accepted, and ignored, so that every method shares
+    one signature (the scores take O(n) memory, within any budget).
 
     Parameters
     ----------
@@ -25,6 +27,8 @@ class UniformSampler(LeverageSampler):
         Ignored.
     reg : float or None, default=1e-3
         Ignored (None is accepted too).
+    memory_budget : int, default=256 MiB
+        Ignored.
     random_state : int, numpy Generator or None, default=None
         Default seed of :meth:`sample`.
 
@@ -39,12 +43,15 @@ class UniformSampler(LeverageSampler):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": [*POSITIVE, None],
+        "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, kernel=None, reg=DEFAULT_REG, *, random_state=None):
+    def __init__(self, kernel=None, reg=DEFAULT_REG, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                 random_state=None):
         self.kernel = kernel
         self.reg = reg
+        self.memory_budget = memory_budget
         self.random_state = random_state
 
     def fit(self, X, y=None) -> UniformSampler:

@@ -28,11 +28,12 @@ import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._blocks import DEFAULT_MEMORY_BUDGET
+from .._blocks import DEFAULT_MEMORY_BUDGET, use_n_jobs
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
     MEMORY_BUDGET,
+    N_JOBS,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -126,6 +127,8 @@ class SpectralLeverage(LeverageSampler):
         Seeds the anchor subsample and, by default, :meth:`sample`.
     verbose : bool, default=False
         Progress bars and per-stage timings (logged at INFO level).
+    n_jobs : int or None, default=None
+        Threads of the fit, with joblib's meaning (as in :class:`~spectral_leverage.density.TreeDensity`).
     max_tree_size : int or None
         Deprecated alias of ``max_samples`` (a ``FutureWarning``; removed in 0.3).
 
@@ -187,13 +190,14 @@ class SpectralLeverage(LeverageSampler):
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, algorithm: str = "auto", bandwidth="scott",
                  integral: str = "quadrature", intrinsic_dim="auto", density=None, kde: str = "auto",
                  boundary: bool = True, n_neighbors: int = 50, max_samples: int | None = 2**14,
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False,
-                 max_tree_size="deprecated"):
+                 max_tree_size="deprecated", n_jobs=None):
         self.kernel = kernel
         self.reg = reg
         self.algorithm = algorithm
@@ -209,7 +213,9 @@ class SpectralLeverage(LeverageSampler):
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
+    @use_n_jobs
     def fit(self, X, y=None) -> SpectralLeverage:
         """Estimate the input density at each row of X and turn it into leverage scores.
 

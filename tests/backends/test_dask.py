@@ -10,7 +10,7 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage import NystromKRR, SpectralLeverage
-from spectral_leverage._blocks import N_THREADS, max_threads, on_all_cores
+from spectral_leverage._blocks import N_THREADS, limit_threads, max_threads, on_all_cores
 
 distributed = pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
@@ -198,9 +198,9 @@ BACKEND_TASKS = {  # the thread limit inside each task of a backend operation, p
 
 @pytest.mark.parametrize("task", BACKEND_TASKS)
 def test_backend_tasks_run_single_threaded(task):
-    assert max_threads() == N_THREADS
-    np.testing.assert_array_equal(BACKEND_TASKS[task](), 1.0)
-    assert max_threads() == N_THREADS
+    with limit_threads(N_THREADS):  # the caller allows every core (the default is joblib's 1)
+        np.testing.assert_array_equal(BACKEND_TASKS[task](), 1.0)
+        assert max_threads() == N_THREADS
 
 
 @pytest.mark.parametrize("scheduler", ["threads", "client"])
@@ -218,11 +218,16 @@ def test_dask_tasks_run_under_the_thread_limit(request, scheduler):
         on_all_cores(fill, range(4))
         return np.column_stack([np.full(p.shape, max_threads()), np.full(p.shape, len(seen))])
 
+    def every_core(p):  # a task allowing every core (the default is joblib's 1 thread)
+        with limit_threads(N_THREADS):
+            return threads(p)
+
     p = da.ones(4000, chunks=1000)
     kwargs = dict(new_axis=1, chunks=(p.chunks[0], (2,)), dtype=float)
-    limited, free = da.compute(dask_backend.map_rows(threads, p, columns=2),
-                               p.map_blocks(threads, **kwargs), scheduler=scheduler)
+    with limit_threads(N_THREADS):  # the caller allows every core
+        limited, free = da.compute(dask_backend.map_rows(every_core, p, columns=2),
+                                   p.map_blocks(every_core, **kwargs), scheduler=scheduler)
+        assert max_threads() == N_THREADS
     np.testing.assert_array_equal(limited, 1.0)
     # other tasks on the same worker threads, and the caller, keep the full fan-out
     np.testing.assert_array_equal(free[:, 0], N_THREADS)
-    assert max_threads() == N_THREADS

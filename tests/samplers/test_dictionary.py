@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sampler_problems import KERNEL
 
-from spectral_leverage.samplers._dictionary import dictionary_scores, nystrom_leverage, weighted_rls
+from spectral_leverage.samplers._dictionary import (
+    dictionary_scores,
+    nystrom_leverage,
+    plan_blocks,
+    weighted_rls,
+)
 
 
 def test_row_blocks_do_not_change_the_estimators():
     X = np.random.default_rng(0).uniform(size=(300, 2))
     centres, probs = X[::7], np.linspace(0.2, 1.0, X[::7].shape[0])
+    small = 700_000  # bytes: the 43×43 factors and blocks of 278 rows, so two blocks
+    assert len(plan_blocks(300, 43, small)) == 2
     for func, args in ((weighted_rls, (centres, probs, 0.5)), (nystrom_leverage, (centres, 0.5))):
         whole = func(X, KERNEL, *args)
-        blocked = func(X, KERNEL, *args, block_elements=100)
+        blocked = func(X, KERNEL, *args, memory_budget=small)
         np.testing.assert_allclose(blocked, whole, rtol=1e-10)
     K = KERNEL(X)
     exact = np.diag(K @ np.linalg.inv(K + 0.5 * np.eye(300)))
@@ -36,3 +44,11 @@ def test_estimators_match_their_dense_formulas_on_a_partial_dictionary():
     L = K[:, J] @ np.linalg.pinv(K[np.ix_(J, J)], hermitian=True) @ K[J]
     nystrom = np.diag(np.linalg.solve(L + gamma * np.eye(120), L))
     np.testing.assert_allclose(nystrom_leverage(X, KERNEL, X[J], gamma), nystrom, rtol=1e-6, atol=1e-10)
+
+
+def test_a_dictionary_past_the_budget_is_refused_before_it_is_built():
+    X = np.random.default_rng(2).uniform(size=(500, 2))
+    # 500 centres: 16 · 500² bytes of factors alone, 3.8 MiB, more than 2 MiB
+    for func, args in ((weighted_rls, (X, np.ones(500), 0.5)), (nystrom_leverage, (X, 0.5))):
+        with pytest.raises(ValueError, match=r"m=500 centres.*memory_budget=2097152.*at least \d+"):
+            func(X, KERNEL, *args, memory_budget=2 * 2**20)

@@ -1,0 +1,128 @@
+"""``n_jobs`` with joblib's meaning on every estimator that fans out, and no oversubscription:
+a fit starts no more Python threads than ``n_jobs`` and never raises BLAS's thread count."""
+
+from __future__ import annotations
+
+import threading
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import Matern
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from spectral_leverage import (
+    LeverageNystroem,
+    NystromKRR,
+    SketchedKRR,
+    SpectralLeverage,
+    _blocks,
+)
+from spectral_leverage.density import BinnedDensity, TreeDensity
+
+KERNEL = Matern(0.5, nu=1.5)
+RNG = np.random.default_rng(0)
+X2, X5 = RNG.uniform(size=(3000, 2)), RNG.uniform(size=(1000, 5))
+Y = np.sin(4 * X2[:, 0])
+SMALL = 2**18  # bytes: chunks small enough that 3000 rows make several
+
+#: (name, run(n_jobs)): each fans out over row blocks (n·m >= 2^18 kernel entries, or the tree KDE's
+#: anchors) when allowed more than one thread
+RUNS = {
+    "SpectralLeverage-tree": lambda j: SpectralLeverage(KERNEL, 1e-3, kde="tree", intrinsic_dim=None,
+                                                        memory_budget=SMALL, n_jobs=j).fit(X5),
+    "SpectralLeverage-binned": lambda j: SpectralLeverage(KERNEL, 1e-3, memory_budget=SMALL,
+                                                          n_jobs=j).fit(X2),
+    "TreeDensity": lambda j: TreeDensity(n_jobs=j, random_state=0).fit(X5).density(X5),
+    "BinnedDensity": lambda j: BinnedDensity(memory_budget=SMALL, n_jobs=j).fit(X2).density(X2),
+    "NystromKRR": lambda j: NystromKRR(KERNEL, 1e-3, 100, n_jobs=j, random_state=0).fit(X2, Y).predict(X2),
+    "LeverageNystroem": lambda j: LeverageNystroem(KERNEL, 1e-3, 100, n_jobs=j,
+                                                   random_state=0).fit(X2).transform(X2),
+    "SketchedKRR": lambda j: SketchedKRR(KERNEL, 1e-3, 100, n_jobs=j, random_state=0).fit(X2, Y).predict(X2),
+}
+
+
+def _blas_threads() -> int:
+    return max(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+
+
+def _working_threads() -> int:
+    """Live Python threads but tqdm's monitor (one per process, asleep but for a check every 10 s;
+    tqdm starts it even for a disabled bar)."""
+    return sum(thread.name != "tqdm_monitor" for thread in threading.enumerate())
+
+
+class _Watch:
+    """Largest BLAS thread count (process-wide for OpenBLAS, so visible from here) and largest
+    number of extra live Python threads seen while a fit runs, polled from a thread of its own."""
+
+    def __init__(self):
+        self.blas, self.threads, self._stop = 0, 0, threading.Event()
+        self._poller = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.002):
+            self.blas = max(self.blas, _blas_threads())
+            self.threads = max(self.threads, _working_threads() - self._baseline)
+
+    def __enter__(self):
+        self._poller.start()
+        self._baseline = _working_threads()  # this poller and the threads already running
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._poller.join()
+
+
+class _WorkerBlas:
+    """The BLAS thread counts seen inside the package's pool threads (patched ThreadPoolExecutor)."""
+
+    def __init__(self, monkeypatch):
+        seen = self.seen = []
+        base = _blocks.ThreadPoolExecutor
+
+        class Recording(base):
+            def map(self, fn, *iterables):
+                def run(*args):
+                    seen.append(_blas_threads())
+                    return fn(*args)
+                return super().map(run, *iterables)
+
+        monkeypatch.setattr(_blocks, "ThreadPoolExecutor", Recording)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+@pytest.mark.parametrize("context", ["threadpool_limits(1)", "parallel_config(n_jobs=1)"])
+def test_one_job_starts_no_threads_and_no_blas_threads(name, context):
+    before = _blas_threads()
+    outer = threadpool_limits(1) if context == "threadpool_limits(1)" else joblib.parallel_config(n_jobs=1)
+    with outer:
+        limit = _blas_threads()
+        with _Watch() as watch:
+            RUNS[name](None)
+    assert watch.threads == 0, f"{name} started {watch.threads} Python threads"
+    assert watch.blas <= limit, f"{name} raised BLAS from {limit} to {watch.blas} threads"
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+@pytest.mark.parametrize("how", ["n_jobs=2", "parallel_config(n_jobs=2)"])
+def test_two_jobs_use_at_most_two_threads_each_with_one_blas_thread(name, how, monkeypatch):
+    workers = _WorkerBlas(monkeypatch)
+    before = _blas_threads()
+    with joblib.parallel_config(n_jobs=2 if how != "n_jobs=2" else None), _Watch() as watch:
+        RUNS[name](2 if how == "n_jobs=2" else None)
+    assert watch.threads <= 2
+    assert all(count == 1 for count in workers.seen), workers.seen
+    if _blocks.N_THREADS >= 2:
+        assert workers.seen, f"{name} did not fan out with two jobs"
+    assert _blas_threads() == before  # restored after the fan-out
+
+
+def test_n_jobs_follows_joblib():
+    assert _blocks.max_threads() == 1
+    with joblib.parallel_config(n_jobs=-1):
+        assert _blocks.max_threads() == min(_blocks.N_THREADS, joblib.cpu_count())
+    with pytest.raises(ValueError, match="n_jobs"):
+        SpectralLeverage(n_jobs=0).fit(X2)
