@@ -123,7 +123,7 @@ def hyperparameter_grid(datasets: list[DataSet], *, n: int = 4000, kernels=GRID_
                                 row = {"dataset": data.name, "replicate": replicate, "seed": seed,
                                        "n": size, "kernel": family, "length_scale": length_scale,
                                        "reg_exponent": exponent, "reg": reg, "method": name,
-                                       "effective_dimension": float(exact.sum()), "seconds": seconds,
+                                       "effective_dimension": float(exact.sum()) / size, "seconds": seconds,
                                        **{k: accuracy[k] for k in ("p05", "p95", "scale")}}
                                 rows.append({**row, "ok": is_ok(row)})
                             bar.update(1)
