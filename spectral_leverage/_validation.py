@@ -22,6 +22,7 @@ __all__ = [
     "RANDOM_STATE",
     "check_data",
     "check_fitted_data",
+    "check_kernel_range",
     "check_positive",
     "check_random_state",
     "check_samples",
@@ -83,6 +84,31 @@ def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_")
     array (one row suffices) with the features seen in ``fit`` (scikit-learn's ``validate_data``)."""
     check_is_fitted(estimator, fitted_attribute)
     return validate_data(estimator, X, reset=False, dtype=np.float64, ensure_min_samples=1)
+
+
+def check_kernel_range(X: np.ndarray, length_scale, nu: float, *, name: str = "X") -> None:
+    r"""Refuse ``X`` whose distances in the kernel's units, :math:`r = \|x - x'\| / \ell`, leave
+    float64 kernel values: :math:`r^2` overflows beyond about 1e154, and scikit-learn's general-ν
+    Matérn formula, :math:`(\sqrt{2\nu} r)^\nu K_\nu(\sqrt{2\nu} r)`, gives ``inf * 0 = NaN``
+    once the power overflows or underflows (ν other than 1/2, 3/2, 5/2 and ∞). The largest
+    distance is bounded by the features' ranges; such data (magnitudes like 1e140 or 1e-110, a
+    length scale 1e-100 of the spread) get a one-line ``ValueError`` naming the fix instead of a
+    NaN or a LAPACK error deep inside."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        extent = np.ptp(X, axis=0) / np.asarray(length_scale, dtype=float)
+        top = float(np.max(extent, initial=0.0))
+        r = top * float(np.sqrt(np.sum((extent / top) ** 2))) if 0 < top < np.inf else top
+        log_r = float(np.log10(r)) if r > 0 else -np.inf
+    low, high = -np.inf, 150.0
+    if nu not in (0.5, 1.5, 2.5, np.inf):
+        log_unit = float(np.log10(np.sqrt(2 * nu)))
+        low, high = -250 / nu - log_unit, min(high, 300 / nu - log_unit)
+    if r > 0 and not low < log_r < high:
+        raise ValueError(
+            f"{name}'s range in the kernel's units (largest distance / length scale = {r:.3g}, outside "
+            f"1e{low:.0f}..1e{high:.0f}) is too extreme for float64 kernel values: standardise {name} "
+            "and choose a length scale near its spread."
+        )
 
 
 def check_positive(value, name: str) -> float:

@@ -184,9 +184,9 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         validate_params(self)
         backend = backend_for(X, y)
         X, Y, y_ndim = backend.validate_xy(self, X, y)
-        n, d = X.shape
+        n = X.shape[0]
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(d)
+        parse_kernel(kernel).check_inputs(X)
         reg = check_positive(self.reg, "reg")
         verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
 
@@ -335,7 +335,7 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(X.shape[1])
+        parse_kernel(kernel).check_inputs(X)
         reg = check_positive(self.reg, "reg")
         idx = draw_centers(X, self.n_components, self.sampler, kernel=kernel, reg=reg,
                            rng=check_random_state(self.random_state), name="n_components")

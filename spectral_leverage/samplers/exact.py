@@ -58,7 +58,7 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False) -> np.ndarray:
     True
     """
     X = check_data(X)
-    parse_kernel(kernel).check_n_features(X.shape[1])
+    parse_kernel(kernel).check_inputs(X)
     reg = check_positive(reg, "reg")
     n = X.shape[0]
     if n > MAX_EXACT_SAMPLES and not force:

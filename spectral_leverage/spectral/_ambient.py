@@ -82,6 +82,9 @@ class AmbientDensity:
 #: the densities are held as float64 in X's units and in the kernel's: their volume factors,
 #: prod(spread) and prod(length / spread), must stay well inside its range (1e±308)
 MAX_LOG10_VOLUME = 250.0
+#: |log10| of a feature's spread beyond which squared distances in X's units (the KD-trees, the
+#: intrinsic dimension) leave float64's normal range
+MAX_LOG10_SPREAD = 150.0
 #: a length scale this many times the data's spread (geometric mean over features) warns
 WIDE_KERNEL = 30.0
 #: features whose spreads in the kernel's units differ by this factor warn
@@ -98,7 +101,8 @@ def check_spread(std: np.ndarray, length: np.ndarray) -> None:
     kernel's units differ by more than 100x (the kernel sees mostly the widest)."""
     spread = np.where(std > 0, std, length)
     log_volume, log_ratio = float(np.sum(np.log10(spread))), float(np.sum(np.log10(length / spread)))
-    if max(abs(log_volume), abs(log_ratio)) > MAX_LOG10_VOLUME:
+    if (max(abs(log_volume), abs(log_ratio)) > MAX_LOG10_VOLUME
+            or np.max(np.abs(np.log10(spread))) > MAX_LOG10_SPREAD):
         raise ValueError(
             f"X's spread (standard deviations {np.min(spread):.3g}..{np.max(spread):.3g}) and the "
             f"kernel's length scale ({np.min(length):.3g}..{np.max(length):.3g}) are too extreme for "
