@@ -17,9 +17,10 @@ __all__ = ["draw_centers", "sample_centers"]
 
 
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng,
-                 name: str = "n_centers") -> np.ndarray:
+                 name: str = "n_centers", replace: bool = True) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
-    rows when n_centers >= n). On Dask only the spectral sampler runs where the data are."""
+    rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
+    exactly ``n_centers`` distinct rows. On Dask only the spectral sampler runs where the data are."""
     n = X.shape[0]
     if n_centers >= n:
         if n_centers > n:
@@ -45,18 +46,19 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng,
         if not isinstance(sampler, str):
             obj = clone(obj)
         obj.fit(X)
-    indices = np.asarray(obj.sample(n_centers, replace=True, random_state=rng), dtype=np.intp)
+    indices = np.asarray(obj.sample(n_centers, replace=replace, random_state=rng), dtype=np.intp)
     return np.unique(indices)
 
 
 def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
-                   random_state=None) -> np.ndarray:
+                   replace: bool = True, random_state=None) -> np.ndarray:
     r"""Nyström centres drawn by ridge leverage sampling: unique, sorted row indices of X.
 
-    ``n_centers`` indices are drawn with replacement, with probabilities proportional to the
-    rescaled ridge leverage scores :math:`n\,l_i`, :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}`
-    (``reg`` :math:`= \lambda`), and de-duplicated, so fewer than ``n_centers`` may come back.
-    ``n_centers > n`` warns and returns every index.
+    ``n_centers`` indices are drawn with probabilities proportional to the rescaled ridge leverage
+    scores :math:`n\,l_i`, :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` (``reg`` :math:`= \lambda`):
+    with replacement (the i.i.d. scheme of the Nyström theory) and de-duplicated, which warns when
+    fewer than ``n_centers`` distinct indices come back, or without replacement, which returns
+    exactly ``n_centers``. ``n_centers > n`` warns and returns every index.
 
     Parameters
     ----------
@@ -71,6 +73,9 @@ def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
     method : str or LeverageSampler, default="spectral"
         A name from :data:`spectral_leverage.SAMPLERS` or a sampler object (cloned and fitted on X
         unless already fitted on n points).
+    replace : bool, default=True
+        Draw with replacement (repeats of high-leverage rows are dropped, and a warning says how
+        many distinct indices remain) or without (exactly ``n_centers`` distinct indices).
     random_state : int, numpy Generator or None
 
     Returns
@@ -98,6 +103,14 @@ def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
     X = check_data(X)
     n_centers = check_samples(n_centers, "n_centers")
     reg = check_positive(reg, "reg")
-    parse_kernel(kernel).check_n_features(X.shape[1])
-    return draw_centers(X, n_centers, method, kernel=kernel, reg=reg,
-                        rng=check_random_state(random_state))
+    parse_kernel(kernel).check_inputs(X)
+    if not isinstance(replace, (bool, np.bool_)):
+        raise TypeError(f"replace must be True or False, got {replace!r}.")
+    indices = draw_centers(X, n_centers, method, kernel=kernel, reg=reg,
+                           rng=check_random_state(random_state), replace=bool(replace))
+    if indices.size < min(n_centers, X.shape[0]):
+        warnings.warn(
+            f"{n_centers} draws with replacement gave {indices.size} distinct indices (high-leverage "
+            "rows drawn more than once); pass replace=False for exactly n_centers distinct indices.",
+            UserWarning, stacklevel=2)
+    return indices
