@@ -6,6 +6,7 @@ same clear messages: the argument's name, what was wrong and how to fix it.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "check_samples",
     "is_dask_collection",
     "validate_params",
+    "warn_constant_features",
 ]
 
 #: Default λ of every estimator built without one: n^{-3/4} at n = 10^4, the order of the
@@ -109,6 +111,16 @@ def check_kernel_range(X: np.ndarray, length_scale, nu: float, *, name: str = "X
             f"1e{low:.0f}..1e{high:.0f}) is too extreme for float64 kernel values: standardise {name} "
             "and choose a length scale near its spread."
         )
+
+
+def warn_constant_features(std: np.ndarray, names=None) -> None:
+    """Warn when features have zero variance: they carry nothing, and in density-based scores they
+    stand for a dimension the data do not fill. ``names`` label them (default: 0-based indices)."""
+    constant = np.flatnonzero(np.asarray(std) == 0)
+    if constant.size and constant.size < np.size(std):
+        labels = [str(names[j]) for j in constant] if names is not None else constant.tolist()
+        warnings.warn(f"features {labels} are constant (zero variance) and carry nothing: drop them.",
+                      UserWarning, stacklevel=3)
 
 
 def check_positive(value, name: str) -> float:

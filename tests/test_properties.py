@@ -15,10 +15,12 @@ from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
+from threadpoolctl import threadpool_limits
 
 import spectral_leverage as sl
 
@@ -42,6 +44,14 @@ REGRESSORS = [sl.NystromKRR, sl.SketchedKRR, sl.RandomFourierKRR]
 TARGETS = [*(f"sampler:{name}" for name in SAMPLER_NAMES), *(cls.__name__ for cls in REGRESSORS),
            "LeverageNystroem", "leverage_scores", "exact_leverage", "sample_centers",
            "sample_centers without replace"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_blas_thread():
+    """One BLAS thread: on a shared, busy machine OpenBLAS' threads turn a 151×151 Cholesky from
+    1 ms into 0.8 s, and the per-case deadline would measure the machine, not the case."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 @contextmanager

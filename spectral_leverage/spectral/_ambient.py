@@ -16,7 +16,7 @@ from ..density import BinnedDensity, KNNDensity, TreeDensity
 from .boundary import boundary_density
 
 __all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
-           "check_effective_dimension", "check_spread", "knn_density_block", "knn_radius_block"]
+           "check_spread", "knn_density_block", "knn_radius_block"]
 
 #: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
 TINY_DENSITY = float(np.finfo(float).tiny)
@@ -89,8 +89,6 @@ MAX_LOG10_SPREAD = 150.0
 WIDE_KERNEL = 30.0
 #: features whose spreads in the kernel's units differ by this factor warn
 UNEVEN_FEATURES = 100.0
-#: a mean score over this fraction of the isolated point's bound warns (nearly every point alone)
-ISOLATED = 0.9
 
 
 def check_spread(std: np.ndarray, length: np.ndarray) -> None:
@@ -118,17 +116,6 @@ def check_spread(std: np.ndarray, length: np.ndarray) -> None:
         warnings.warn(
             f"the features' spreads in the kernel's units differ by {unit.max() / unit.min():.3g}x, so "
             "the kernel sees mostly the widest: standardise X (and drop a target column if X has one).",
-            UserWarning, stacklevel=3)
-
-
-def check_effective_dimension(d_eff: float, cap: float) -> None:
-    """Warn where nearly every point is isolated: the mean score (the effective dimension) is over
-    ``ISOLATED`` of the isolated point's bound ``cap``, so the scores say nothing about the data."""
-    if d_eff > ISOLATED * cap:
-        warnings.warn(
-            f"the effective dimension {d_eff:.4g} is over {ISOLATED:.0%} of the bound {cap:.4g} of an "
-            "isolated point's score: most points are isolated at this length scale and the scores say "
-            "little; standardise X (and drop a target column), or use a longer length scale.",
             UserWarning, stacklevel=3)
 
 

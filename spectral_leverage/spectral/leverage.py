@@ -37,6 +37,7 @@ from .._validation import (
     POSITIVE_INT,
     RANDOM_STATE,
     validate_params,
+    warn_constant_features,
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
@@ -47,7 +48,6 @@ from ._ambient import (
     ambient_block,
     bin_block,
     capped_scores,
-    check_effective_dimension,
     check_spread,
     knn_density_block,
     knn_radius_block,
@@ -232,6 +232,7 @@ class SpectralLeverage(LeverageSampler):
             self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
             return self
         active = self._active
+        warn_constant_features(std)
         check_spread(std[active], self._length)
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
         Z = self._unit(rows) if self.density is None and self.intrinsic_dim is not None else None
@@ -269,7 +270,6 @@ class SpectralLeverage(LeverageSampler):
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         self._set_scores(backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n)))
-        check_effective_dimension(self.effective_dimension_, self._score_cap(n))
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
