@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import signal
+import tracemalloc
 import warnings
 from contextlib import contextmanager
 
@@ -216,3 +217,55 @@ def test_the_same_random_state_gives_the_same_answer(target, design, kernel, reg
         for a, b in zip(first, second, strict=True):
             np.testing.assert_array_equal(a, b)
 
+
+
+#: what a fit may hold beyond its ``memory_budget`` (the budget bounds per-chunk temporaries): a
+#: fixed allowance, and a few arrays of the input's size
+FIXED_ALLOWANCE = 2 * 2**20
+
+
+def _peak_bytes(fit) -> int:
+    tracemalloc.start()
+    try:
+        fit()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@settings(max_examples=max(10, settings().max_examples // 20))
+@given(n=st.integers(2, 500), d=st.integers(1, 12), seed=st.integers(0, 2**32 - 1),
+       budget=st.integers(14, 20).map(lambda e: 2**e), reg=st.floats(-10, 0).map(lambda e: 10.0**e),
+       target=st.sampled_from(["SpectralLeverage", "NystromKRR uniform"]))
+def test_a_small_memory_budget_is_kept_or_clearly_refused(n, d, seed, budget, reg, target):
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    kernel = Matern(1.0, nu=1.5)
+    if target == "SpectralLeverage":
+        estimator = sl.SpectralLeverage(kernel, reg, memory_budget=budget, random_state=0)
+        fit = lambda: estimator.fit(X)  # noqa: E731
+    else:
+        estimator = sl.NystromKRR(kernel, reg, n_centers=20, sampler="uniform", memory_budget=budget,
+                                  random_state=0)
+        fit = lambda: estimator.fit(X, X[:, 0])  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            peak = _peak_bytes(fit)
+        except ValueError as err:
+            assert "memory_budget" in str(err)
+            return
+    assert peak <= budget + FIXED_ALLOWANCE + 64 * n * (d + 1), (peak, budget)
+
+
+@pytest.mark.xfail(strict=True, reason="open (the samplers' memory budgets, another issue): NystromKRR "
+                   "does not pass its memory_budget to its sampler, and the dictionary samplers take "
+                   "none; 20-25 MB at n = 500 with a 16 KB budget")
+@pytest.mark.parametrize("sampler", ["spectral", "recursive-rls"])
+def test_nystrom_krr_keeps_its_memory_budget_with_a_leverage_sampler(sampler):
+    X = np.random.default_rng(0).standard_normal((500, 3))
+    model = sl.NystromKRR(Matern(1.0, nu=1.5), 1e-10, n_centers=50, sampler=sampler, memory_budget=2**14,
+                          random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        peak = _peak_bytes(lambda: model.fit(X, X[:, 0]))
+    assert peak <= 2**14 + FIXED_ALLOWANCE + 64 * 500 * 4
