@@ -17,7 +17,7 @@ from spectral_leverage.datasets import make_bimodal
 # reproduction blob printed on failure; HYPOTHESIS_PROFILE=nightly selects it. The deadline is the
 # per-case time limit (a hang beyond it is ended by the suite's own alarm); tests that state their
 # own max_examples keep them.
-_PROFILE = dict(deadline=timedelta(seconds=10), print_blob=True,
+_PROFILE = dict(deadline=timedelta(seconds=30), print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=1000, derandomize=True, **_PROFILE)
 settings.register_profile("nightly", max_examples=20_000, **_PROFILE)
