@@ -34,7 +34,7 @@ from sklearn.linear_model import LinearRegression
 
 from ._validation import warn_constant_features
 from .datasets import make_bimodal
-from .io import FORMATS, InputError, check_writable, read_table, write_table
+from .io import FORMATS, InputError, check_writable, is_standard_output, read_table, write_table
 from .metrics import score_accuracy
 from .samplers import SAMPLERS, make_sampler
 from .samplers.exact import exact_leverage
@@ -115,7 +115,7 @@ def _log_warning(message, category, filename, lineno, file=None, line=None) -> N
 
 def _report(args: argparse.Namespace, message: str) -> None:
     """A one-line summary: on stdout, unless the table itself goes there."""
-    print(message, file=sys.stderr if args.output == "-" else sys.stdout)
+    print(message, file=sys.stderr if is_standard_output(args.output) else sys.stdout)
 
 
 def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):

@@ -225,3 +225,26 @@ def test_a_constant_column_warns(tmp_path):
     result = run("scores", path, "--reg", "1e-3", "-o", tmp_path / "s.csv", "--quiet")
     assert result.returncode == 0, result.stderr
     assert "['column 2'] are constant (zero variance) and carry nothing: drop them" in result.stderr
+
+
+def test_dev_stdin_and_dev_stdout_are_the_standard_streams(data_csv):
+    command = " ".join([*COMMAND, "scores", "/dev/stdin", "--reg", "1e-3", "-o", "/dev/stdout", "--quiet"])
+    result = subprocess.run(f"{command} < {data_csv}", shell=True, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "score,leverage,probability" and len(lines) == 301  # the summary on stderr
+    assert result.stderr.startswith("wrote 300 rows")
+
+
+def test_help_is_a_description_with_examples_and_every_option_explained():
+    from spectral_leverage.cli import build_parser
+
+    parser = build_parser()
+    text = parser.format_help()
+    assert "examples:" in text and "`" not in text
+    subparsers = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+        assert "`" not in sub.format_help()
