@@ -22,6 +22,7 @@ __all__ = [
     "POSITIVE_INT",
     "RANDOM_STATE",
     "check_data",
+    "check_density_range",
     "check_fitted_data",
     "check_kernel_range",
     "check_positive",
@@ -86,6 +87,27 @@ def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_")
     array (one row suffices) with the features seen in ``fit`` (scikit-learn's ``validate_data``)."""
     check_is_fitted(estimator, fitted_attribute)
     return validate_data(estimator, X, reset=False, dtype=np.float64, ensure_min_samples=1)
+
+
+#: |log10| bounds on the features' spreads for densities in X's units: each spread (squared
+#: distances stay in float64's normal range) and their product (the density's volume factor)
+MAX_LOG10_SPREAD, MAX_LOG10_VOLUME = 150.0, 250.0
+
+
+def check_density_range(X: np.ndarray, *, name: str = "X") -> None:
+    """Refuse ``X`` whose densities, in X's units, leave float64: a feature's spread beyond
+    1e±150 (its squared distances under- or overflow) or the product of the spreads beyond
+    1e±250 (the density's volume factor). A ``ValueError`` naming the fix, instead of infinite
+    densities."""
+    std = np.std(X, axis=0)
+    with np.errstate(divide="ignore"):
+        log_spread = np.log10(std[std > 0])
+    if log_spread.size and (np.max(np.abs(log_spread)) > MAX_LOG10_SPREAD
+                            or abs(float(np.sum(log_spread))) > MAX_LOG10_VOLUME):
+        raise ValueError(
+            f"{name}'s spread (standard deviations {np.min(std[std > 0]):.3g}..{np.max(std):.3g}) is too "
+            f"extreme for float64 densities: standardise {name}."
+        )
 
 
 def check_kernel_range(X: np.ndarray, length_scale, nu: float, *, name: str = "X") -> None:

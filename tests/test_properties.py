@@ -24,6 +24,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from threadpoolctl import threadpool_limits
 
 import spectral_leverage as sl
+from spectral_leverage import density
 
 #: a hard limit per case, for a hang that hypothesis' deadline (checked after the case) cannot end
 HANG_SECONDS = 60
@@ -36,15 +37,17 @@ CLEAR_REFUSALS = [
     r"Sparse data was passed .* but dense data is required",
     r"dtype='numeric' is not compatible with arrays of bytes/strings",
     r"too extreme for float64 densities: standardise X",
+    r"more than memory_budget=\d+ allows; raise memory_budget",
     r"too extreme for float64 kernel values: standardise X",
 ]
 
 PACKAGE = sl.__name__ + "/"
 SAMPLER_NAMES = sorted(sl.SAMPLERS)
+DENSITIES = ["BinnedDensity", "TreeDensity", "KNNDensity"]
 REGRESSORS = [sl.NystromKRR, sl.SketchedKRR, sl.RandomFourierKRR]
 TARGETS = [*(f"sampler:{name}" for name in SAMPLER_NAMES), *(cls.__name__ for cls in REGRESSORS),
            "LeverageNystroem", "leverage_scores", "exact_leverage", "sample_centers",
-           "sample_centers without replace"]
+           "sample_centers without replace", *DENSITIES]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -156,6 +159,13 @@ def run(target: str, X, n: int, kernel, reg: float, seed: int) -> list[np.ndarra
         assert indices.size <= m and np.all(np.diff(indices) > 0)
         assert replace or indices.size == m
         return [indices]
+    if target in DENSITIES:
+        estimator = getattr(density, target)()
+        if "random_state" in estimator.get_params():
+            estimator.set_params(random_state=seed)
+        values = estimator.fit(X).density(X)
+        assert values.shape == (n,) and np.all(np.isfinite(values)) and np.all(values >= 0)
+        return [values]
     if target == "LeverageNystroem":
         features = sl.LeverageNystroem(kernel, reg, n_components=20, random_state=seed).fit(X).transform(X)
         assert np.all(np.isfinite(features))

@@ -1,12 +1,14 @@
 """Input checks shared by the estimators: extreme magnitudes refused in one line by every estimator
-that evaluates the kernel (fuzz findings of issue 24, each once a NaN or a LAPACK error)."""
+that evaluates the kernel or a density (fuzz findings of issue 24, each once a NaN, an infinite
+density or a LAPACK error)."""
 
 import numpy as np
 import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 import spectral_leverage as sl
-from spectral_leverage._validation import check_kernel_range
+from spectral_leverage._validation import check_density_range, check_kernel_range
+from spectral_leverage.density import BinnedDensity, KNNDensity, TreeDensity
 
 REFUSAL = "too extreme for float64 kernel values: standardise X"
 
@@ -51,3 +53,20 @@ def test_every_kernel_estimator_refuses_extreme_magnitudes_in_one_line(fit):
     X = np.random.default_rng(1).normal(size=(60, 2)) * 1e140
     with pytest.raises(ValueError, match=REFUSAL):
         fit(X, Matern(389.0, nu=7.5))
+
+
+@pytest.mark.parametrize("estimator", [BinnedDensity(), TreeDensity(random_state=0), KNNDensity()],
+                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("scale, d", [(1e-102, 6), (1e-75, 11), (1e-160, 1)])
+def test_density_estimators_refuse_densities_beyond_float64(estimator, scale, d):
+    # fuzz findings: infinite densities at these magnitudes
+    X = np.random.default_rng(2).normal(size=(200, d)) * scale
+    with pytest.raises(ValueError, match="too extreme for float64 densities: standardise X"):
+        estimator.fit(X)
+
+
+def test_density_range_passes_ordinary_and_constant_data():
+    X = np.random.default_rng(3).normal(size=(100, 3)) * 1e-30
+    X[:, 1] = 0.0
+    check_density_range(X)
+    assert np.all(np.isfinite(TreeDensity(random_state=0).fit(X[:, [0, 2]]).density(X[:, [0, 2]])))
