@@ -39,6 +39,7 @@ CLEAR_REFUSALS = [
     r"too extreme for float64 densities: standardise X",
     r"more than memory_budget=\d+ allows; raise memory_budget",
     r"too extreme for float64 kernel values: standardise X",
+    r"not positive semi-definite\. .* drop duplicated rows, standardise X, or use nu = 0\.5",
 ]
 
 PACKAGE = sl.__name__ + "/"
@@ -180,11 +181,13 @@ def run(target: str, X, n: int, kernel, reg: float, seed: int) -> list[np.ndarra
 def refusal_is_clear(err: Exception) -> bool:
     """A ValueError/TypeError of the package or of scikit-learn's validators, or one of the
     :data:`CLEAR_REFUSALS`; not a bare error from deep inside NumPy, SciPy or LAPACK."""
-    if not isinstance(err, (ValueError, TypeError)) or isinstance(err, np.linalg.LinAlgError):
+    if not isinstance(err, (ValueError, TypeError)):
         return False
     message = " ".join(str(err).split())
     if any(re.search(pattern, message) for pattern in CLEAR_REFUSALS):
         return True
+    if isinstance(err, np.linalg.LinAlgError):  # only with a message above that names the fix
+        return False
     # the package's and scikit-learn's parameter validation name the argument
     return bool(re.search(r"parameter of \w+ must be|^[a-z_]+( |=\S+ ).*\b(must|exceeds|needs)\b",
                           message))
