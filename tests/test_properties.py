@@ -45,6 +45,7 @@ CLEAR_REFUSALS = [
 PACKAGE = sl.__name__ + "/"
 SAMPLER_NAMES = sorted(sl.SAMPLERS)
 DENSITIES = ["BinnedDensity", "TreeDensity", "KNNDensity"]
+DENSITY_BUDGET = 2**24
 REGRESSORS = [sl.NystromKRR, sl.SketchedKRR, sl.RandomFourierKRR]
 TARGETS = [*(f"sampler:{name}" for name in SAMPLER_NAMES), *(cls.__name__ for cls in REGRESSORS),
            "LeverageNystroem", "leverage_scores", "exact_leverage", "sample_centers",
@@ -161,7 +162,9 @@ def run(target: str, X, n: int, kernel, reg: float, seed: int) -> list[np.ndarra
         assert replace or indices.size == m
         return [indices]
     if target in DENSITIES:
-        estimator = getattr(density, target)()
+        # 16 MiB, not the default 256 MiB: a 4-D grid of 30 million cells for 500 points takes
+        # 3 s alone, a minute on a busy machine; a larger grid is a clear refusal
+        estimator = getattr(density, target)(memory_budget=DENSITY_BUDGET)
         if "random_state" in estimator.get_params():
             estimator.set_params(random_state=seed)
         values = estimator.fit(X).density(X)
