@@ -6,6 +6,7 @@ same clear messages: the argument's name, what was wrong and how to fix it.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,12 +23,15 @@ __all__ = [
     "POSITIVE_INT",
     "RANDOM_STATE",
     "check_data",
+    "check_density_range",
     "check_fitted_data",
+    "check_kernel_range",
     "check_positive",
     "check_random_state",
     "check_samples",
     "is_dask_collection",
     "validate_params",
+    "warn_constant_features",
 ]
 
 #: Default λ of every estimator built without one: n^{-3/4} at n = 10^4, the order of the
@@ -86,6 +90,62 @@ def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_")
     array (one row suffices) with the features seen in ``fit`` (scikit-learn's ``validate_data``)."""
     check_is_fitted(estimator, fitted_attribute)
     return validate_data(estimator, X, reset=False, dtype=np.float64, ensure_min_samples=1)
+
+
+#: |log10| bounds on the features' spreads for densities in X's units: each spread (squared
+#: distances stay in float64's normal range) and their product (the density's volume factor)
+MAX_LOG10_SPREAD, MAX_LOG10_VOLUME = 150.0, 250.0
+
+
+def check_density_range(X: np.ndarray, *, name: str = "X") -> None:
+    """Refuse ``X`` whose densities, in X's units, leave float64: a feature's spread beyond
+    1e±150 (its squared distances under- or overflow) or the product of the spreads beyond
+    1e±250 (the density's volume factor). A ``ValueError`` naming the fix, instead of infinite
+    densities."""
+    std = np.std(X, axis=0)
+    with np.errstate(divide="ignore"):
+        log_spread = np.log10(std[std > 0])
+    if log_spread.size and (np.max(np.abs(log_spread)) > MAX_LOG10_SPREAD
+                            or abs(float(np.sum(log_spread))) > MAX_LOG10_VOLUME):
+        raise ValueError(
+            f"{name}'s spread (standard deviations {np.min(std[std > 0]):.3g}..{np.max(std):.3g}) is too "
+            f"extreme for float64 densities: standardise {name}."
+        )
+
+
+def check_kernel_range(X: np.ndarray, length_scale, nu: float, *, name: str = "X") -> None:
+    r"""Refuse ``X`` whose distances in the kernel's units, :math:`r = \|x - x'\| / \ell`, leave
+    float64 kernel values: :math:`r^2` overflows beyond about 1e154, and scikit-learn's general-ν
+    Matérn formula, :math:`(\sqrt{2\nu} r)^\nu K_\nu(\sqrt{2\nu} r)`, gives ``inf * 0 = NaN``
+    once the power overflows or underflows (ν other than 1/2, 3/2, 5/2 and ∞). The largest
+    distance is bounded by the features' ranges; such data (magnitudes like 1e140 or 1e-110, a
+    length scale 1e-100 of the spread) get a one-line ``ValueError`` naming the fix instead of a
+    NaN or a LAPACK error deep inside."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        extent = np.ptp(X, axis=0) / np.asarray(length_scale, dtype=float)
+        top = float(np.max(extent, initial=0.0))
+        r = top * float(np.sqrt(np.sum((extent / top) ** 2))) if 0 < top < np.inf else top
+        log_r = float(np.log10(r)) if r > 0 else -np.inf
+    low, high = -np.inf, 150.0
+    if nu not in (0.5, 1.5, 2.5, np.inf):
+        log_unit = float(np.log10(np.sqrt(2 * nu)))
+        low, high = -250 / nu - log_unit, min(high, 300 / nu - log_unit)
+    if r > 0 and not low < log_r < high:
+        raise ValueError(
+            f"{name}'s range in the kernel's units (largest distance / length scale = {r:.3g}, outside "
+            f"1e{low:.0f}..1e{high:.0f}) is too extreme for float64 kernel values: standardise {name} "
+            "and choose a length scale near its spread."
+        )
+
+
+def warn_constant_features(std: np.ndarray, names=None) -> None:
+    """Warn when features have zero variance: they carry nothing, and in density-based scores they
+    stand for a dimension the data do not fill. ``names`` label them (default: 0-based indices)."""
+    constant = np.flatnonzero(np.asarray(std) == 0)
+    if constant.size and constant.size < np.size(std):
+        labels = [str(names[j]) for j in constant] if names is not None else constant.tolist()
+        warnings.warn(f"features {labels} are constant (zero variance) and carry nothing: drop them.",
+                      UserWarning, stacklevel=3)
 
 
 def check_positive(value, name: str) -> float:

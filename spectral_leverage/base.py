@@ -8,14 +8,22 @@ scores :math:`n\\,l_i` (absolute scale: ``scores_.sum() / n`` estimates the effe
 
 from __future__ import annotations
 
+import warnings
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_random_state, check_samples
 from .backends import backend_for
+from .kernels import parse_kernel, resolve_kernel
 
 __all__ = ["LeverageSampler"]
+
+#: an effective dimension over this fraction of the isolated point's bound warns (nearly every
+#: point alone: every score about the same constant)
+ISOLATED = 0.9
 
 
 class LeverageSampler(BaseEstimator):
@@ -51,6 +59,9 @@ class LeverageSampler(BaseEstimator):
     (3,)
     """
 
+    #: whether ``fit`` estimates leverage, so that a degenerate effective dimension is worth a warning
+    _estimates_leverage: ClassVar[bool] = True
+
     def _set_scores(self, scores) -> None:
         """Set the attributes from the scores (a NumPy array, or lazy on the Dask backend)."""
         backend = backend_for(scores)
@@ -65,6 +76,36 @@ class LeverageSampler(BaseEstimator):
         self.leverage_ = scores / n
         self.probabilities_ = scores / total
         self.effective_dimension_ = float(total / n)
+        if self._estimates_leverage:
+            self._warn_if_degenerate(n)
+
+    def _warn_if_degenerate(self, n: int) -> None:
+        """Warn, naming the fix, where the scores say little about the data: nearly every point
+        isolated (the effective dimension near the isolated point's bound n c / (c + n λ), c = k(0)),
+        an effective dimension of at least n/2 (λ or the length scale far too small), or of at most
+        1 (the kernel sees the data as one point)."""
+        d_eff, reg = self.effective_dimension_, getattr(self, "reg", None)
+        try:
+            amplitude = parse_kernel(resolve_kernel(getattr(self, "kernel", None))).amplitude
+        except TypeError:  # another scikit-learn kernel (the dictionary samplers take any)
+            amplitude = None
+        cap = n * amplitude / (amplitude + n * reg) if amplitude and reg else float(n)
+        if d_eff > ISOLATED * cap:
+            message = (f"the effective dimension {d_eff:.4g} is over {ISOLATED:.0%} of the bound "
+                       f"{cap:.4g} of an isolated point's score: most points are isolated at this length "
+                       "scale and the scores say little; standardise X (and drop a target column), or "
+                       "use a longer length scale.")
+        elif d_eff >= n / 2:
+            message = (f"the effective dimension {d_eff:.4g} is at least half of n = {n}: the kernel "
+                       "resolves nearly every point and the scores are almost uniform; use a larger reg "
+                       "or a longer length scale (on standardised X).")
+        elif d_eff <= 1:
+            message = (f"the effective dimension {d_eff:.4g} is at most 1: the kernel sees the data as "
+                       "about one point and the scores say little; use a smaller reg or a shorter "
+                       "length scale (on standardised X).")
+        else:
+            return
+        warnings.warn(message, UserWarning, stacklevel=4)
 
     def sample(self, n_samples: int, *, replace: bool = True, random_state=None) -> np.ndarray:
         """Draw indices with probabilities ``probabilities_``.

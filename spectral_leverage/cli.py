@@ -24,14 +24,17 @@ import logging
 import os
 import sys
 import time
+import warnings
 from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 from sklearn.gaussian_process.kernels import RBF, Matern
+from sklearn.linear_model import LinearRegression
 
+from ._validation import warn_constant_features
 from .datasets import make_bimodal
-from .io import FORMATS, InputError, check_writable, read_table, write_table
+from .io import FORMATS, InputError, check_writable, is_standard_output, read_table, write_table
 from .metrics import score_accuracy
 from .samplers import SAMPLERS, make_sampler
 from .samplers.exact import exact_leverage
@@ -40,6 +43,9 @@ from .spectral import SpectralLeverage
 __all__ = ["main"]
 
 logger = logging.getLogger(__name__)
+
+#: a last column predicted this well (R²) by a linear fit on the others looks like a target
+TARGET_R2 = 0.9
 
 DESCRIPTION = """\
 Ridge leverage scores of the rows of a data file, in near-linear time (the spectral method of
@@ -71,6 +77,9 @@ def _load(args: argparse.Namespace) -> np.ndarray:
     if X.shape[0] < 2:
         raise InputError(f"{args.data}: need at least 2 rows, got {X.shape[0]}")
     scale = X.std(axis=0)
+    warn_constant_features(scale, [f"column {j + 1}" for j in range(X.shape[1])])
+    if not args.drop_target:
+        _warn_if_target(X)
     if args.standardize:
         X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
     elif np.any(scale > 0) and scale.max() > 100 * scale[scale > 0].min():
@@ -80,21 +89,33 @@ def _load(args: argparse.Namespace) -> np.ndarray:
     return X
 
 
-def _warn_if_isolated(args: argparse.Namespace, scores: np.ndarray) -> None:
-    """Most scores at the isolated point's bound n/(1 + nλ) say nothing about the data: the length
-    scale is short for the data's spread (often: unstandardised columns, or a target column)."""
-    n = scores.shape[0]
-    at_cap = float(np.mean(scores >= (1 - 1e-6) * n / (1 + n * args.reg)))
-    if at_cap > 0.5:
-        logger.warning("%.0f %% of the points are isolated at length scale %g (their scores all equal "
-                       "the bound n/(1 + n*reg) and carry no information): pass --standardize, "
-                       "--drop-target if the last column is a target, or a longer --length-scale",
-                       100 * at_cap, args.length_scale)
+def _warn_if_target(X: np.ndarray) -> None:
+    """A last column that is nearly a linear function of the others is likely a target (CCPP's
+    power output: R² 0.93); scores of inputs and target together mean little."""
+    if X.shape[1] < 2 or X.shape[0] <= X.shape[1] or np.ptp(X[:, -1]) == 0:
+        return
+    r2 = LinearRegression().fit(X[:, :-1], X[:, -1]).score(X[:, :-1], X[:, -1])
+    if r2 > TARGET_R2:
+        logger.warning("the last column is nearly a linear function of the others (R² = %.2f), as a "
+                       "target is: pass --drop-target if it is one", r2)
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """Progress bars where tqdm would show them by itself: on a terminal, unless --quiet."""
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """The library's warnings as one-line log records (no source line), like the command's own;
+    advice to standardise X or drop a target column names the options that do it."""
+    hint = (" (here: --standardize, and --drop-target if the last column is a target)"
+            if "standardise X" in str(message) else "")
+    logging.getLogger("spectral_leverage").warning("%s%s", message, hint)
 
 
 def _report(args: argparse.Namespace, message: str) -> None:
     """A one-line summary: on stdout, unless the table itself goes there."""
-    print(message, file=sys.stderr if args.output == "-" else sys.stdout)
+    print(message, file=sys.stderr if is_standard_output(args.output) else sys.stdout)
 
 
 def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
@@ -102,8 +123,8 @@ def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
     if not args.reg > 0:
         raise InputError(f"--reg must be > 0, got {args.reg}")
     sampler = make_sampler(args.method, kernel=_kernel(args), reg=args.reg, random_state=args.seed)
-    if "verbose" in sampler.get_params():  # progress bars on a terminal only
-        sampler.set_params(verbose=not args.quiet and sys.stderr.isatty())
+    if "verbose" in sampler.get_params():
+        sampler.set_params(verbose=_progress(args))
     start = time.perf_counter()
     sampler.fit(X)
     logging.getLogger(__name__).info("%s scores for %d rows in %.2f s", args.method, X.shape[0],
@@ -113,7 +134,6 @@ def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
 
 def _scores(args: argparse.Namespace) -> int:
     sampler = _fitted_sampler(args, _load(args))
-    _warn_if_isolated(args, sampler.scores_)
     table = np.column_stack([sampler.scores_, sampler.leverage_, sampler.probabilities_])
     write_table(args.output, table, ["score", "leverage", "probability"], "%.10g")
     _report(args, f"wrote {table.shape[0]} rows to {args.output} "
@@ -182,7 +202,7 @@ def _validate(args: argparse.Namespace) -> int:
         with logging_redirect_tqdm():
             results = run_validation(out, quick=args.quick, data=args.data, random_state=args.seed,
                                      nu=args.nu, length_scale=args.length_scale, reg=args.reg,
-                                     blas_threads=args.blas_threads or None, progress=not args.quiet)
+                                     blas_threads=args.blas_threads or None, progress=_progress(args))
     except ImportError as err:
         raise InputError(str(err)) from None
     print(f"wrote {out / 'report.md'}, {out / 'results.json'} and {len(results['figures'])} figures "
@@ -265,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    warnings.showwarning = _log_warning
     try:
         return args.run(args)
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as Unix tools do

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMATS", "InputError", "check_writable", "read_table", "write_table"]
+__all__ = ["FORMATS", "InputError", "check_writable", "is_standard_output", "read_table", "write_table"]
 
 #: file formats by extension, each optionally followed by a compression extension
 FORMATS = (".csv", ".tsv", ".txt", ".npy", ".parquet")
@@ -29,6 +29,20 @@ _COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
 class InputError(ValueError):
     """A problem with the user's files or options: the command line reports it in one line and
     exits with code 2."""
+
+
+#: names of the standard streams, read and written as ``-``
+_STANDARD_STREAMS = ("/dev/stdin", "/dev/stdout")
+
+
+def _stream(path: str) -> str:
+    """``path``, with the standard streams' file names as ``-``."""
+    return "-" if path in _STANDARD_STREAMS else path
+
+
+def is_standard_output(out: str) -> bool:
+    """Whether a table written to ``out`` goes to standard output (``-`` or ``/dev/stdout``)."""
+    return _stream(out) == "-"
 
 
 def _format(path: str) -> tuple[str, str | None]:
@@ -68,7 +82,8 @@ def read_table(path: str, *, drop_target: bool = False, header: bool | None = No
     Parameters
     ----------
     path : str
-        A file (the format from its extension, see :data:`FORMATS`) or ``-`` for standard input.
+        A file (the format from its extension, see :data:`FORMATS`), or ``-`` or ``/dev/stdin``
+        for standard input.
     drop_target : bool, default=False
         Drop the last column (a target).
     header : bool or None, default=None
@@ -87,6 +102,7 @@ def read_table(path: str, *, drop_target: bool = False, header: bool | None = No
         A missing or unreadable file, an unknown format, a non-numeric or missing value, a row of
         the wrong length, or a NaN or infinite value: one line naming the place.
     """
+    path = _stream(path)
     fmt, _ = _format(path)
     if path != "-" and not Path(path).is_file():
         raise InputError(f"no such file: {path}")
@@ -189,6 +205,7 @@ def _check_finite(X: np.ndarray, names: list[str], path: str, first_line: int | 
 def check_writable(out: str) -> str:
     """The format extension of ``out`` if a table can be written there (a known format, an existing
     directory), else ``InputError``: for a command to check before its work rather than after."""
+    out = _stream(out)
     kind, _ = _format(out)
     if out != "-" and not Path(out).parent.is_dir():
         raise InputError(f"cannot write {out}: no such directory {Path(out).parent}")
@@ -198,8 +215,8 @@ def check_writable(out: str) -> str:
 def write_table(out: str, array: np.ndarray, header: list[str], fmt: str) -> None:
     """Write ``array`` (1-D or 2-D) to ``out``, the format from its extension (see :data:`FORMATS`;
     ``-`` is standard output): delimited text with a header row and ``fmt`` per value, an .npy
-    array, or Parquet with ``header`` as column names."""
-    kind = check_writable(out)
+    array, or Parquet with ``header`` as column names (``/dev/stdout`` is ``-`` too)."""
+    kind, out = check_writable(out), _stream(out)
     if kind == ".npy":
         np.save(out, array)
         return

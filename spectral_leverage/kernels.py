@@ -33,6 +33,8 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern, Product
 
+from ._validation import check_kernel_range, is_dask_collection
+
 __all__ = ["StationaryKernel", "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density"]
 
 _SUPPORTED = (
@@ -78,6 +80,14 @@ class StationaryKernel:
                 f"kernel has {self.length_scale.size} length scales but X has {n_features} "
                 "features: give one length scale per feature, or a scalar."
             )
+
+    def check_inputs(self, X) -> None:
+        """:meth:`check_n_features`, then refuse X whose distances in the kernel's units leave
+        float64 kernel values (:func:`~spectral_leverage._validation.check_kernel_range`; in-memory
+        X only: on Dask that would be a pass over the data)."""
+        self.check_n_features(X.shape[1])
+        if not is_dask_collection(X):
+            check_kernel_range(X, self.length_scale, self.nu)
 
     def rescale(self, X: np.ndarray) -> np.ndarray:
         """``X / length_scale``: coordinates in which the kernel is isotropic with unit length."""

@@ -1,10 +1,14 @@
 """The sampler protocol: attributes from the scores, and draws with the scores' probabilities."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import chisquare
+from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage.base import LeverageSampler
+from spectral_leverage.samplers import make_sampler
 
 
 class GivenScores(LeverageSampler):
@@ -49,3 +53,24 @@ def test_draws_without_replacement_are_distinct_and_refused_beyond_the_positive_
 def test_invalid_scores_are_a_clear_error(scores):
     with pytest.raises(RuntimeError, match="invalid scores"):
         GivenScores(scores).fit()
+
+
+# degenerate answers warn and name the fix, for every sampler that estimates leverage (issue 24)
+@pytest.mark.parametrize("scale, length, reg, message", [
+    (100.0, 0.01, 1e-3, r"over 90% of the bound .* most points are isolated .* standardise X"),
+    (1.0, 1.0, 7e-4, r"at least half of n = 200: .* use a larger reg or a longer length scale"),
+    (1.0, 100.0, 1e-1, r"at most 1: the kernel sees the data as about one point .* smaller reg"),
+])
+@pytest.mark.parametrize("method", ["exact", "spectral", "recursive-rls"])
+def test_a_degenerate_effective_dimension_warns_with_the_fix(method, scale, length, reg, message):
+    X = np.random.default_rng(0).normal(size=(200, 3)) * scale
+    with pytest.warns(UserWarning, match=message):
+        make_sampler(method, kernel=Matern(length, nu=1.5), reg=reg, random_state=0).fit(X)
+
+
+def test_a_sound_answer_and_uniform_sampling_do_not_warn():
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_sampler("exact", kernel=Matern(1.0, nu=1.5), reg=1e-2).fit(X)
+        make_sampler("uniform", kernel=Matern(100.0, nu=1.5), reg=1e-1).fit(X)

@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import DATA_DIR
 
 COMMAND = [sys.executable, "-m", "spectral_leverage.cli"]
 
@@ -191,3 +192,59 @@ def test_unstandardised_data_with_a_target_warn_and_name_the_fix(tmp_path):
 def test_version():
     result = run("--version")
     assert result.returncode == 0 and result.stdout.startswith("spectral-leverage ")
+
+
+def test_trailing_blank_lines_and_a_missing_output_folder(data_csv, tmp_path):
+    blank = tmp_path / "blank.csv"
+    blank.write_text(data_csv.read_text() + "\n\n")
+    result = run("scores", blank, "--reg", "1e-3", "-o", tmp_path / "s.csv", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1).shape == (300, 3)
+    one_line_error(run("scores", data_csv, "--reg", "1e-3", "-o", tmp_path / "no" / "s.csv"),
+                   "no such directory")
+
+
+def test_raw_ccpp_warns_in_one_line_each_and_names_the_fix():
+    path = DATA_DIR / "ccpp.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    result = run("scores", path, "--reg", "1e-3", "-o", "-", "--quiet")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line and not line.startswith("wrote ")]
+    assert warnings and all(line.startswith("WARNING ") for line in warnings), result.stderr
+    assert any("--standardize" in line and "--drop-target" in line for line in warnings)
+    assert any("R² = 0.93" in line and "--drop-target" in line for line in warnings)  # the target
+    assert "\r" not in result.stderr and "it/s" not in result.stderr  # no progress bar off a terminal
+
+
+def test_a_constant_column_warns(tmp_path):
+    X = np.random.default_rng(6).normal(size=(300, 3))
+    X[:, 1] = 4.0
+    path = tmp_path / "constant.csv"
+    np.savetxt(path, X, delimiter=",")
+    result = run("scores", path, "--reg", "1e-3", "-o", tmp_path / "s.csv", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "['column 2'] are constant (zero variance) and carry nothing: drop them" in result.stderr
+
+
+def test_dev_stdin_and_dev_stdout_are_the_standard_streams(data_csv):
+    command = " ".join([*COMMAND, "scores", "/dev/stdin", "--reg", "1e-3", "-o", "/dev/stdout", "--quiet"])
+    result = subprocess.run(f"{command} < {data_csv}", shell=True, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "score,leverage,probability" and len(lines) == 301  # the summary on stderr
+    assert result.stderr.startswith("wrote 300 rows")
+
+
+def test_help_is_a_description_with_examples_and_every_option_explained():
+    from spectral_leverage.cli import build_parser
+
+    parser = build_parser()
+    text = parser.format_help()
+    assert "examples:" in text and "`" not in text
+    subparsers = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
+    for name, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+        assert "`" not in sub.format_help()

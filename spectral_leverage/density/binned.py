@@ -30,6 +30,7 @@ from .._validation import (
     N_JOBS,
     POSITIVE_INT,
     check_data,
+    check_density_range,
     check_fitted_data,
     check_positive,
     check_samples,
@@ -216,6 +217,7 @@ class BinnedDensity(BaseEstimator):
         """Bin X onto the grid and smooth it."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_density_range(X)
         self._layout_cells(X)
         return self.check_budget().smooth(self.bin_counts(X), X.shape[0])
 

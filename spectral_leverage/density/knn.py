@@ -18,6 +18,7 @@ from .._validation import (
     MEMORY_BUDGET,
     POSITIVE_INT,
     RANDOM_STATE,
+    check_density_range,
     check_fitted_data,
     validate_params,
 )
@@ -86,6 +87,7 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
         """Build the KD-tree on X (or a random subsample)."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_density_range(X)
         self.dim_ = float(X.shape[1] if self.dim is None else self.dim)
         n = X.shape[0]
         anchors = _anchor_indices(n, self.max_samples, self.random_state)

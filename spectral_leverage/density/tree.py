@@ -60,6 +60,7 @@ from .._validation import (
     N_JOBS,
     POSITIVE_INT,
     RANDOM_STATE,
+    check_density_range,
     check_fitted_data,
     validate_params,
 )
@@ -138,6 +139,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         """Choose the anchors and bandwidths, and build the KDE and the anchor tree."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
+        check_density_range(X)
         n, d = X.shape
         anchors = _anchor_indices(n, self.max_samples, self.random_state)
         if anchors is not None:

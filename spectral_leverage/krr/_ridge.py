@@ -24,7 +24,7 @@ def check_fit_data(estimator, X, y) -> tuple[np.ndarray, np.ndarray, StationaryK
         raise ValueError(f"y must be 1-D (n,) or 2-D (n, n_outputs), got shape {y.shape}.")
     check_consistent_length(X, y)
     parsed = parse_kernel(resolve_kernel(estimator.kernel))
-    parsed.check_n_features(X.shape[1])
+    parsed.check_inputs(X)
     return X, y, parsed
 
 

@@ -71,7 +71,9 @@ def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
             jitter *= 10.0
     raise np.linalg.LinAlgError(
         "Cholesky factorisation of the centres' kernel matrix failed even with jitter "
-        f"{jitter:.1e}; check the kernel and the data."
+        f"{jitter:.1e}: the matrix is not positive semi-definite. scikit-learn's Matern at a nu other "
+        "than 0.5, 1.5 or 2.5 is inexact between duplicated rows (below nu = 0.5 by up to 1 %); drop "
+        "duplicated rows, standardise X, or use nu = 0.5, 1.5 or 2.5."
     )
 
 

@@ -111,9 +111,10 @@ def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
 
 
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
-                 sample_weight: np.ndarray | None = None) -> np.ndarray:
+                 sample_weight: np.ndarray | None = None, replace: bool = True) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
-    rows when n_centers >= n). On Dask only the spectral sampler runs where the data are.
+    rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
+    exactly ``n_centers`` distinct rows. On Dask only the spectral sampler runs where the data are.
 
     With positive ``sample_weight`` (in memory) row i is drawn with probability proportional to
     :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
@@ -145,7 +146,10 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
             obj = clone(obj)
         obj.fit(X)
     if sample_weight is None:
-        indices = obj.sample(n_centers, replace=True, random_state=rng)
+        indices = obj.sample(n_centers, replace=replace, random_state=rng)
+    elif not replace:
+        raise ValueError("replace=False draws by the sampler's own probabilities; with sample_weight "
+                         "the centres are drawn with replacement (replace=True).")
     else:
         backend = backend_for(X)
         scores, _, state = backend.summarise_scores(obj.scores_ * sample_weight)
@@ -154,13 +158,14 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
 
 
 def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
-                   random_state=None) -> np.ndarray:
+                   replace: bool = True, random_state=None) -> np.ndarray:
     r"""Nyström centres drawn by ridge leverage sampling: unique, sorted row indices of X.
 
-    ``n_centers`` indices are drawn with replacement, with probabilities proportional to the
-    rescaled ridge leverage scores :math:`n\,l_i`, :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}`
-    (``reg`` :math:`= \lambda`), and de-duplicated, so fewer than ``n_centers`` may come back.
-    ``n_centers > n`` warns and returns every index.
+    ``n_centers`` indices are drawn with probabilities proportional to the rescaled ridge leverage
+    scores :math:`n\,l_i`, :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` (``reg`` :math:`= \lambda`):
+    with replacement (the i.i.d. scheme of the Nyström theory) and de-duplicated, which warns when
+    fewer than ``n_centers`` distinct indices come back, or without replacement, which returns
+    exactly ``n_centers``. ``n_centers > n`` warns and returns every index.
 
     Parameters
     ----------
@@ -175,6 +180,9 @@ def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
     method : str or LeverageSampler, default="spectral"
         A name from :data:`spectral_leverage.SAMPLERS` or a sampler object (cloned and fitted on X
         unless already fitted on n points).
+    replace : bool, default=True
+        Draw with replacement (repeats of high-leverage rows are dropped, and a warning says how
+        many distinct indices remain) or without (exactly ``n_centers`` distinct indices).
     random_state : int, numpy Generator or None
 
     Returns
@@ -202,6 +210,14 @@ def sample_centers(X, n_centers: int, *, kernel, reg: float, method="spectral",
     X = check_data(X)
     n_centers = check_samples(n_centers, "n_centers")
     reg = check_positive(reg, "reg")
-    parse_kernel(kernel).check_n_features(X.shape[1])
-    return draw_centers(X, n_centers, method, kernel=kernel, reg=reg,
-                        rng=check_random_state(random_state))
+    parse_kernel(kernel).check_inputs(X)
+    if not isinstance(replace, (bool, np.bool_)):
+        raise TypeError(f"replace must be True or False, got {replace!r}.")
+    indices = draw_centers(X, n_centers, method, kernel=kernel, reg=reg,
+                           rng=check_random_state(random_state), replace=bool(replace))
+    if indices.size < min(n_centers, X.shape[0]):
+        warnings.warn(
+            f"{n_centers} draws with replacement gave {indices.size} distinct indices (high-leverage "
+            "rows drawn more than once); pass replace=False for exactly n_centers distinct indices.",
+            UserWarning, stacklevel=2)
+    return indices

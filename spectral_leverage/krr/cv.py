@@ -308,7 +308,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(X.shape[1])
+        parse_kernel(kernel).check_inputs(X)
         Xw, Y, weights = X, y.reshape(X.shape[0], -1), None
         if sample_weight is not None:
             rows, weights = positive_rows(X, sample_weight)

@@ -119,7 +119,7 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(X.shape[1])
+        parse_kernel(kernel).check_inputs(X)
         reg = check_positive(self.reg, "reg")
         rows, weights = (np.arange(X.shape[0]), None) if sample_weight is None else positive_rows(
             X, sample_weight)

@@ -210,7 +210,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
             rows, weights = positive_rows(X, sample_weight)
             X, Y = X[rows], Y[rows]
         kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_n_features(X.shape[1])
+        parse_kernel(kernel).check_inputs(X)
         reg = check_positive(self.reg, "reg")
         verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
 

@@ -36,6 +36,7 @@ import numpy as np
 from scipy.linalg import cho_factor, eigh, solve_triangular
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
+from ..kernels import parse_kernel
 
 __all__ = [
     "FACTOR_BYTES_PER_ENTRY",
@@ -62,13 +63,21 @@ BLOCK_BYTES_PER_ENTRY = KERNEL_BYTES_PER_ENTRY + 16.0
 MIN_BLOCK_ROWS = 256
 
 
-def check_kernel(kernel):
-    """``kernel`` if it is a scikit-learn-style kernel (callable with a ``diag`` method), else TypeError."""
+def check_kernel(kernel, X=None):
+    """``kernel`` if it is a scikit-learn-style kernel (callable with a ``diag`` method), else
+    TypeError; with X, a Matérn or RBF kernel's values on X must fit float64
+    (:meth:`~spectral_leverage.kernels.StationaryKernel.check_inputs`; other kernels are used as is)."""
     if not (callable(kernel) and callable(getattr(kernel, "diag", None))):
         raise TypeError(
             "kernel must be a scikit-learn kernel object (kernel(X, Y) gives the matrix, "
             f"kernel.diag(X) the diagonal), got {kernel!r}."
         )
+    if X is not None:
+        try:
+            spec = parse_kernel(kernel)
+        except TypeError:
+            return kernel
+        spec.check_inputs(X)
     return kernel
 
 

@@ -96,7 +96,7 @@ class AlaouiMahoneySampler(LeverageSampler):
         """Sample the columns and set ``scores_`` (≈ n·l_i), ``column_indices_`` and ``n_features_in_``."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        kernel = check_kernel(resolve_kernel(self.kernel))
+        kernel = check_kernel(resolve_kernel(self.kernel), X)
         reg = check_positive(self.reg, "reg")  # the constraint admits inf
         n = X.shape[0]
         p = int(np.ceil(np.sqrt(n) * np.log(n))) if self.n_columns is None else int(self.n_columns)

@@ -125,7 +125,7 @@ class BLESS(LeverageSampler):
         ``dictionary_probabilities_``, ``reg_path_`` and ``n_features_in_``."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        kernel = check_kernel(resolve_kernel(self.kernel))
+        kernel = check_kernel(resolve_kernel(self.kernel), X)
         reg = check_positive(self.reg, "reg")  # the constraints admit inf
         qbar = check_positive(self.qbar, "qbar")
         n = X.shape[0]

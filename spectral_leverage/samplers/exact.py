@@ -32,6 +32,8 @@ from ._dictionary import MIN_BLOCK_ROWS
 __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
 
 MAX_EXACT_SAMPLES = 30_000
+#: leverage below which 1 - nλ[(K + nλI)^{-1}]_ii has lost its digits to cancellation
+CANCELLATION = 1e-6
 
 
 def exact_leverage(X, kernel, reg: float, *, force: bool = False,
@@ -66,7 +68,7 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     True
     """
     X = check_data(X)
-    parse_kernel(kernel).check_n_features(X.shape[1])
+    parse_kernel(kernel).check_inputs(X)
     reg = check_positive(reg, "reg")
     n = X.shape[0]
     if n > MAX_EXACT_SAMPLES and not force:
@@ -93,7 +95,13 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     inv, info = lapack.dpotri(chol, lower=True, overwrite_c=True)
     if info != 0:
         raise np.linalg.LinAlgError(f"inverse from Cholesky failed (LAPACK info={info}).")
-    return 1.0 - n * reg * np.diag(inv)
+    leverage = 1.0 - n * reg * np.diag(inv)
+    # where nλ dwarfs k(0), 1 - nλ[(K + nλI)^{-1}]_ii cancels to rounding noise (even below 0): there
+    # l_i = Σ_j [(K + nλI)^{-1}]_ij K_ij, from the lower triangle dpotri leaves and one kernel row
+    for i in np.flatnonzero(leverage < CANCELLATION):
+        row = np.concatenate([inv[i, : i + 1], inv[i + 1 :, i]])
+        leverage[i] = row @ kernel(X[i : i + 1], X)[0]
+    return leverage
 
 
 class ExactLeverage(LeverageSampler):

@@ -124,7 +124,7 @@ class RecursiveRLS(LeverageSampler):
         ``dictionary_probabilities_`` and ``n_features_in_``."""
         validate_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        kernel = check_kernel(resolve_kernel(self.kernel))
+        kernel = check_kernel(resolve_kernel(self.kernel), X)
         reg = check_positive(self.reg, "reg")  # the constraints admit inf
         n = X.shape[0]
         s = int(np.ceil(np.sqrt(n))) if self.sample_size is None else int(self.sample_size)

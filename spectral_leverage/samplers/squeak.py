@@ -168,6 +168,7 @@ class SQUEAK(LeverageSampler):
         ``dictionary_probabilities_``, ``dictionary_copies_`` and ``n_features_in_``."""
         kernel, reg, qbar, eps = self._check_params()
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_kernel(kernel, X)
         n = X.shape[0]
         b = int(np.ceil(np.sqrt(n))) if self.batch_size is None else int(self.batch_size)
         rng = check_random_state(self.random_state)

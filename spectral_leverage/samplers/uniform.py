@@ -40,6 +40,7 @@ class UniformSampler(LeverageSampler):
     array([0.1, 0.1, 0.1])
     """
 
+    _estimates_leverage: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": [*POSITIVE, None],

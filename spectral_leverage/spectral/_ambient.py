@@ -17,8 +17,8 @@ from ..density import BinnedDensity, KNNDensity, TreeDensity, intrinsic_dimensio
 from .boundary import boundary_density
 
 __all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
-           "check_effective_dimension", "check_spread", "choose_dimension", "given_density",
-           "knn_density_block", "knn_radius_block"]
+           "check_spread", "choose_dimension", "given_density", "knn_density_block",
+           "knn_radius_block"]
 
 #: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
 TINY_DENSITY = float(np.finfo(float).tiny)
@@ -84,12 +84,13 @@ class AmbientDensity:
 #: the densities are held as float64 in X's units and in the kernel's: their volume factors,
 #: prod(spread) and prod(length / spread), must stay well inside its range (1e±308)
 MAX_LOG10_VOLUME = 250.0
+#: |log10| of a feature's spread beyond which squared distances in X's units (the KD-trees, the
+#: intrinsic dimension) leave float64's normal range
+MAX_LOG10_SPREAD = 150.0
 #: a length scale this many times the data's spread (geometric mean over features) warns
 WIDE_KERNEL = 30.0
 #: features whose spreads in the kernel's units differ by this factor warn
 UNEVEN_FEATURES = 100.0
-#: a mean score over this fraction of the isolated point's bound warns (nearly every point alone)
-ISOLATED = 0.9
 
 
 def check_spread(std: np.ndarray, length: np.ndarray) -> None:
@@ -100,7 +101,8 @@ def check_spread(std: np.ndarray, length: np.ndarray) -> None:
     kernel's units differ by more than 100x (the kernel sees mostly the widest)."""
     spread = np.where(std > 0, std, length)
     log_volume, log_ratio = float(np.sum(np.log10(spread))), float(np.sum(np.log10(length / spread)))
-    if max(abs(log_volume), abs(log_ratio)) > MAX_LOG10_VOLUME:
+    if (max(abs(log_volume), abs(log_ratio)) > MAX_LOG10_VOLUME
+            or np.max(np.abs(np.log10(spread))) > MAX_LOG10_SPREAD):
         raise ValueError(
             f"X's spread (standard deviations {np.min(spread):.3g}..{np.max(spread):.3g}) and the "
             f"kernel's length scale ({np.min(length):.3g}..{np.max(length):.3g}) are too extreme for "
@@ -116,17 +118,6 @@ def check_spread(std: np.ndarray, length: np.ndarray) -> None:
         warnings.warn(
             f"the features' spreads in the kernel's units differ by {unit.max() / unit.min():.3g}x, so "
             "the kernel sees mostly the widest: standardise X (and drop a target column if X has one).",
-            UserWarning, stacklevel=3)
-
-
-def check_effective_dimension(d_eff: float, cap: float) -> None:
-    """Warn where nearly every point is isolated: the mean score (the effective dimension) is over
-    ``ISOLATED`` of the isolated point's bound ``cap``, so the scores say nothing about the data."""
-    if d_eff > ISOLATED * cap:
-        warnings.warn(
-            f"the effective dimension {d_eff:.4g} is over {ISOLATED:.0%} of the bound {cap:.4g} of an "
-            "isolated point's score: most points are isolated at this length scale and the scores say "
-            "little; standardise X (and drop a target column), or use a longer length scale.",
             UserWarning, stacklevel=3)
 
 

@@ -39,6 +39,7 @@ from .._validation import (
     RANDOM_STATE,
     check_random_state,
     validate_params,
+    warn_constant_features,
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
@@ -49,7 +50,6 @@ from ._ambient import (
     ambient_block,
     bin_block,
     capped_scores,
-    check_effective_dimension,
     check_spread,
     choose_dimension,
     given_density,
@@ -87,14 +87,12 @@ class SpectralLeverage(LeverageSampler):
         Bandwidth of the kernel density estimate: a rule on standardised data, or a float in X's
         units.
     algorithm : {"auto", "density", "full-scale"}, default="auto"
-        "density": the scores :math:`h(\hat p(x_i))` alone (the paper's method and the fastest).
-        "full-scale": the leverage of :mod:`spectral_leverage.spectral.full_scale` (a pivoted
-        factor and exact conditioning on the nearest rows), accurate over every kernel, length
-        scale and :math:`\lambda`, at :math:`O(nm^2 + nk^2m)` cost. "auto": the density scores,
-        replaced by the full-scale ones where they are out of their regime (a small effective
-        dimension or a large mean leverage,
-        :func:`~spectral_leverage.spectral.full_scale.outside_density_regime`); on Dask input
-        "auto" keeps the density scores.
+        "density": the scores :math:`h(\hat p(x_i))` alone (the paper's method, the fastest).
+        "full-scale": :mod:`spectral_leverage.spectral.full_scale` (a pivoted factor and exact
+        conditioning on the nearest rows), accurate over every kernel, :math:`\ell` and
+        :math:`\lambda`. "auto": the density scores, replaced by the full-scale ones out of their
+        regime (:func:`~spectral_leverage.spectral.full_scale.outside_density_regime`); on Dask
+        input "auto" keeps the density scores.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
         Gaussian kernel's closed form).
@@ -257,6 +255,7 @@ class SpectralLeverage(LeverageSampler):
             self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
             return self
         active = self._active
+        warn_constant_features(std)
         check_spread(std[active], self._length)
         # the geometry the kernel sees, needed to estimate d' and by the k-NN density
         Z = self._unit(rows) if self.density is None and self.intrinsic_dim is not None else None
@@ -295,27 +294,26 @@ class SpectralLeverage(LeverageSampler):
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
-        self._set_scores(backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n)))
-        self.algorithm_ = self._choose_algorithm(backend, n)
+        scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
+        self.algorithm_ = self._choose_algorithm(backend, n, scores)
         if self.algorithm_ == "full-scale":
             leverage, _ = full_scale_leverage(
                 X, resolve_kernel(self.kernel), spec, reg, max_pivots=pivots_for(n), n_neighbors=NEIGHBOURS,
                 max_samples=self._max_samples, memory_budget=self.memory_budget,
                 rng=check_random_state(self.random_state))
-            self._set_scores(n * leverage)
-        check_effective_dimension(self.effective_dimension_, self._score_cap(n))
+            scores = n * leverage
+        self._set_scores(scores)
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
 
-    def _choose_algorithm(self, backend, n: int) -> str:
-        """"density" or "full-scale", per ``algorithm`` and the density scores' effective dimension."""
+    def _choose_algorithm(self, backend, n: int, scores) -> str:
+        """"density" or "full-scale", per ``algorithm`` and the density ``scores``' effective dimension."""
         if self.algorithm == "full-scale":
-            backend.require_in_memory('algorithm="full-scale"', 'it conditions each row on its nearest '
-                                      'rows; use algorithm="auto" or "density"')
+            backend.require_in_memory('algorithm="full-scale"', 'use algorithm="auto" or "density"')
         if self.algorithm == "auto" and backend.in_memory:
-            (d_eff,) = backend.compute(self.effective_dimension_)
-            return "full-scale" if outside_density_regime(float(d_eff), n) else "density"
+            (total,) = backend.compute(scores.sum())
+            return "full-scale" if outside_density_regime(float(total) / n, n) else "density"
         return "full-scale" if self.algorithm == "full-scale" else "density"
 
     def _setup(self, d: int) -> tuple:

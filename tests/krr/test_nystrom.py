@@ -252,6 +252,20 @@ def test_sample_centers():
     assert u.size > 90
 
 
+def test_sample_centers_returns_what_was_asked_or_says_why():
+    # fuzz finding of issue 24: fewer centres than asked came back silently
+    X, _ = smooth_data(300, seed=9)
+    kernel = Matern(0.5, nu=1.5)
+    with pytest.warns(UserWarning, match=r"200 draws with replacement gave \d+ distinct indices.*"
+                                         "replace=False"):
+        drawn = sample_centers(X, 200, kernel=kernel, reg=1e-3, random_state=0)
+    assert drawn.size < 200
+    exact = sample_centers(X, 200, kernel=kernel, reg=1e-3, replace=False, random_state=0)
+    assert exact.size == 200 and np.all(np.diff(exact) > 0)
+    with pytest.raises(TypeError, match="replace must be True or False"):
+        sample_centers(X, 20, kernel=kernel, reg=1e-3, replace="no")
+
+
 def test_leverage_nystroem():
     X, y = smooth_data(600, seed=10)
     kernel = RBF(0.4)

@@ -5,6 +5,7 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage.krr import NystromKRR
+from spectral_leverage.krr._solvers import upper_cholesky
 
 
 @pytest.mark.parametrize("solver", ["direct", "cg"])
@@ -42,3 +43,12 @@ def test_weighted_intercept_solves_the_augmented_normal_equations(solver):
     fitted = F @ solution
     np.testing.assert_allclose(model.predict(X), fitted, rtol=0, atol=1e-6 * np.abs(fitted).max())
     assert model.intercept_ == pytest.approx(solution[0], abs=1e-6 * np.abs(fitted).max())
+
+
+def test_an_indefinite_centre_matrix_is_refused_naming_the_cause_and_fix():
+    # fuzz finding (issue 24): scikit-learn's Matern at small nu gives duplicated rows k = 0.990, not
+    # 1, so on data at 1e-28 the kernel matrix has an eigenvalue of -0.12
+    X = np.random.default_rng(0).uniform(size=(60, 1)) * 3e-28
+    X[:20] = X[0]
+    with pytest.raises(np.linalg.LinAlgError, match=r"not positive semi-definite.*drop duplicated rows"):
+        upper_cholesky(Matern(1.0, nu=0.0625)(X))

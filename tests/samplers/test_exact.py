@@ -64,3 +64,16 @@ def test_defaults_and_positional_parameters():
     np.testing.assert_allclose(default.leverage_, exact_leverage(X, Matern(length_scale=1.0, nu=1.5), 1e-3))
     np.testing.assert_array_equal(ExactLeverage(RBF(0.5), 1e-2).fit(X).scores_,
                                   ExactLeverage(kernel=RBF(0.5), reg=1e-2).fit(X).scores_)
+
+
+def test_tiny_leverage_under_a_huge_reg_is_positive_and_accurate():
+    # nightly fuzz finding (issue 24): with nλ = 1e13 and k(0) = 1e-3, 1 - nλ[(K + nλI)^{-1}]_ii
+    # cancelled to -3.9e-14 and ExactLeverage raised "invalid scores"
+    X = np.random.default_rng(0).uniform(size=(100, 1))
+    kernel, reg = ConstantKernel(0.0316**2) * Matern(1.0, nu=0.5), 1e11
+    K = kernel(X)
+    expected = np.diag(np.linalg.solve(K + 100 * reg * np.eye(100), K))
+    lev = exact_leverage(X, kernel, reg)
+    assert np.all(lev > 0)
+    np.testing.assert_allclose(lev, expected, rtol=1e-6)
+    assert np.all(ExactLeverage(kernel, reg).fit(X).scores_ > 0)

@@ -19,6 +19,14 @@ def test_extreme_magnitudes_are_refused_in_one_clear_message(scale, length):
         SpectralLeverage(Matern(length, nu=1.5), 1e-3, algorithm="density").fit(X)
 
 
+def test_a_spread_whose_squares_underflow_is_refused():
+    # 1-D, spread 4e-154: within the volume bounds, but squared distances (the KD-tree, the intrinsic
+    # dimension) underflow: a divide-by-zero in log before the refusal
+    X = np.random.default_rng(0).normal(size=(62, 1)) * 4e-154
+    with pytest.raises(ValueError, match="too extreme for float64 densities: standardise X"):
+        SpectralLeverage(Matern(1.14e10, nu=2.5), 31.6).fit(X)
+
+
 def test_a_length_scale_far_wider_than_the_data_warns():
     X = np.random.default_rng(1).uniform(size=(500, 2)) * 0.01
     with pytest.warns(UserWarning, match="length scale is .*x the data's standard deviation"):

@@ -1,0 +1,72 @@
+"""Input checks shared by the estimators: extreme magnitudes refused in one line by every estimator
+that evaluates the kernel or a density (fuzz findings of issue 24, each once a NaN, an infinite
+density or a LAPACK error)."""
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import Matern
+
+import spectral_leverage as sl
+from spectral_leverage._validation import check_density_range, check_kernel_range
+from spectral_leverage.density import BinnedDensity, KNNDensity, TreeDensity
+
+REFUSAL = "too extreme for float64 kernel values: standardise X"
+
+
+@pytest.mark.parametrize("scale, length, nu", [
+    (1e160, 1.0, 1.5),     # r² overflows
+    (1.0, 1e-160, 0.5),    # the same, by a tiny length scale
+    (1e139, 389.0, 7.56),  # general ν: r^ν overflows, kernel values inf * 0 = NaN
+    (1e-110, 39.7, 5.22),  # general ν: r^ν underflows, 0 * inf = NaN
+])
+def test_distances_beyond_float64_kernel_values_are_refused(scale, length, nu):
+    X = np.random.default_rng(0).normal(size=(30, 3)) * scale
+    with pytest.raises(ValueError, match=REFUSAL):
+        check_kernel_range(X, length, nu)
+
+
+@pytest.mark.parametrize("scale, length, nu", [
+    (1e100, 1.0, 1.5), (1e-300, 1.0, 2.5), (1.0, 1.0, 0.05), (1.0, 1e-12, 7.5), (5.0, 1.0, 30.0),
+])
+def test_representable_kernel_values_pass(scale, length, nu):
+    X = np.random.default_rng(0).normal(size=(30, 3)) * scale
+    check_kernel_range(X, length, nu)
+    lev = sl.exact_leverage(X, Matern(length, nu=nu), 1e-3)
+    assert np.all(np.isfinite(lev)) and np.all((lev > 0) & (lev <= 1))
+
+
+def test_identical_rows_pass():
+    check_kernel_range(np.ones((5, 2)), 1.0, 3.3)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, k: sl.exact_leverage(X, k, 1.0),
+    *(lambda X, k, name=name: sl.make_sampler(name, kernel=k, reg=1.0, random_state=0).fit(X)
+      for name in ("exact", "alaoui-mahoney", "recursive-rls", "squeak", "bless")),
+    lambda X, k: sl.NystromKRR(k, 1.0, n_centers=10, sampler="uniform").fit(X, X[:, 0]),
+    lambda X, k: sl.LeverageNystroem(k, 1.0, n_components=10, sampler="uniform").fit(X),
+    lambda X, k: sl.SketchedKRR(k, 1.0, sketch_size=10).fit(X, X[:, 0]),
+    lambda X, k: sl.sample_centers(X, 10, kernel=k, reg=1.0, method="uniform"),
+], ids=["exact_leverage", "exact", "alaoui-mahoney", "recursive-rls", "squeak", "bless", "NystromKRR",
+        "LeverageNystroem", "SketchedKRR", "sample_centers"])
+def test_every_kernel_estimator_refuses_extreme_magnitudes_in_one_line(fit):
+    X = np.random.default_rng(1).normal(size=(60, 2)) * 1e140
+    with pytest.raises(ValueError, match=REFUSAL):
+        fit(X, Matern(389.0, nu=7.5))
+
+
+@pytest.mark.parametrize("estimator", [BinnedDensity(), TreeDensity(random_state=0), KNNDensity()],
+                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("scale, d", [(1e-102, 6), (1e-75, 11), (1e-160, 1)])
+def test_density_estimators_refuse_densities_beyond_float64(estimator, scale, d):
+    # fuzz findings: infinite densities at these magnitudes
+    X = np.random.default_rng(2).normal(size=(200, d)) * scale
+    with pytest.raises(ValueError, match="too extreme for float64 densities: standardise X"):
+        estimator.fit(X)
+
+
+def test_density_range_passes_ordinary_and_constant_data():
+    X = np.random.default_rng(3).normal(size=(100, 3)) * 1e-30
+    X[:, 1] = 0.0
+    check_density_range(X)
+    assert np.all(np.isfinite(TreeDensity(random_state=0).fit(X[:, [0, 2]]).density(X[:, [0, 2]])))
