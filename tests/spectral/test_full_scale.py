@@ -123,3 +123,27 @@ def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_in
     np.testing.assert_array_equal(middle.scores_, density.scores_)
     wide = SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X[:2000])
     assert wide.algorithm_ == "full-scale"
+
+
+@pytest.mark.slow
+def test_fuzz_finding_moderate_dimension_scores_are_not_uniformly_low():
+    """Issue 24: at d = 20 (standard Gaussian, Matérn 1.5, ℓ = 3) the density formula's scores were
+    uniformly low (median spectral/exact 0.67-0.75); the default takes the full-scale path there."""
+    n = 4000
+    X = np.random.default_rng(0).normal(size=(n, 20))
+    kernel, reg = Matern(3.0, nu=1.5), n**-0.75
+    sl = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    ratio = np.median(sl.scores_ / (n * exact_leverage(X, kernel, reg)))
+    assert sl.algorithm_ == "full-scale" and 0.85 <= ratio <= 1.18, ratio
+
+
+@pytest.mark.parametrize("reg", [1e-6, 1e-9])
+def test_fuzz_finding_duplicated_rows_never_exceed_the_distinct_count(reg):
+    """Issue 24: 60 distinct rows repeated to 3000 gave d_eff 296 (λ = 1e-6) and 3000 (λ = 1e-9) by
+    the density formula; a set of identical rows shares one unit of leverage at most."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))[rng.integers(0, 60, size=3000)]
+    kernel = Matern(1.0, nu=1.5)
+    d_eff = SpectralLeverage(kernel, reg, random_state=0).fit(X).effective_dimension_
+    exact = exact_leverage(X, kernel, reg).sum()
+    assert d_eff <= 60 * (1 + 1e-9) and d_eff == pytest.approx(exact, rel=1e-3)
