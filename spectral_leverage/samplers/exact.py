@@ -88,7 +88,10 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     A = np.empty((n, n), order="F")
     for cols in row_chunks(n, column, budget - 8.0 * n * n):
         A[:, cols] = kernel(X, X[cols])
-    A[np.diag_indices(n)] += n * reg
+    # k(x, x) from kernel.diag: scikit-learn's general-ν Matern gives 0·∞ = NaN at zero distance
+    # between two arrays (it fixes the diagonal only for kernel(X) alone)
+    diagonal = np.asarray(kernel.diag(X), dtype=float)
+    A[np.diag_indices(n)] = diagonal + n * reg
     chol, info = lapack.dpotrf(A, lower=True, overwrite_a=True)
     if info != 0:
         raise np.linalg.LinAlgError(f"Cholesky of K + nλI failed (LAPACK info={info}).")
@@ -100,7 +103,9 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     # l_i = Σ_j [(K + nλI)^{-1}]_ij K_ij, from the lower triangle dpotri leaves and one kernel row
     for i in np.flatnonzero(leverage < CANCELLATION):
         row = np.concatenate([inv[i, : i + 1], inv[i + 1 :, i]])
-        leverage[i] = row @ kernel(X[i : i + 1], X)[0]
+        k_row = kernel(X[i : i + 1], X)[0]
+        k_row[i] = diagonal[i]
+        leverage[i] = row @ k_row
     return leverage
 
 

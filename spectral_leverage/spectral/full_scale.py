@@ -42,7 +42,8 @@ other's neighbours and share their leverage as the exact scores do.
 
 Cost: pivots on a subsample (:math:`O(n_s m^2)`); one pass over the rows for :math:`A`
 (:math:`O(nm^2)`), one for the near blocks (:math:`O(nm^2 + nk^2m + nk^3)`) and a k-nearest-
-neighbour query; memory :math:`O(m^2 + n_s m)` plus blocks sized by ``memory_budget``.
+neighbour query. Memory: quarters of ``memory_budget`` for the m×m matrices, the pivot
+subsample, its kernel blocks and each pass's row blocks (m and k shrink to fit a small budget).
 
 References
 ----------
@@ -102,7 +103,7 @@ def outside_density_regime(effective_dimension: float, n: int) -> bool:
 
     Examples
     --------
-    >>> outside_density_regime(20.0, 100_000), outside_density_regime(2000.0, 100_000)
+    >>> outside_density_regime(20.0, 100_000), outside_density_regime(1500.0, 100_000)
     (True, False)
     """
     return 4 * effective_dimension <= pivots_for(n) or effective_dimension >= DISCRETE_LEVERAGE * n
@@ -128,7 +129,7 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     max_samples : int or None
         Rows of the uniform subsample the pivots are drawn from (None: all).
     memory_budget : float
-        Bytes of temporaries per block of rows.
+        Bytes of temporaries, split in quarters (module docstring's cost); it also bounds m and k.
     rng : numpy Generator
 
     Returns
@@ -140,12 +141,15 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     """
     n = X.shape[0]
     gamma = n * reg
-    # the subsample's factor and one block of columns take half the budget, their kernel blocks the rest
-    n_sub = min(n, max(max_pivots, int(memory_budget / 2 // (8.0 * (max_pivots + PIVOT_BLOCK)))))
+    # the budget in quarters: the m x m matrices (about eight with temporaries), the pivot
+    # subsample's factor and block of columns, their kernel blocks, and each pass's row blocks
+    quarter = memory_budget / 4
+    max_pivots = max(1, min(max_pivots, int(np.sqrt(quarter / 64.0))))
+    n_sub = min(n, max(max_pivots, int(quarter // (8.0 * (max_pivots + PIVOT_BLOCK)))))
     n_sub = n_sub if max_samples is None else min(n_sub, max_samples)
     sub = np.sort(rng.choice(n, size=n_sub, replace=False)) if n_sub < n else np.arange(n)
     pivots = sub[rp_cholesky(X[sub], kernel, max_pivots, rng, gamma=gamma, represents=n,
-                             memory_budget=memory_budget / 2)[0]]
+                             memory_budget=quarter)[0]]
     root = inverse_sqrt(kernel(X[pivots]))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
 
@@ -153,7 +157,7 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     diag = np.asarray(kernel.diag(X), dtype=float)
     residual = np.empty(n)
     precision = np.eye(root.shape[1])
-    for rows in row_chunks(n, per_row, memory_budget):
+    for rows in row_chunks(n, per_row, quarter):
         F = kernel(X[rows], X[pivots]) @ root
         residual[rows] = np.maximum(diag[rows] - np.einsum("ij,ij->i", F, F), 0.0)
         precision += (F / (residual[rows] + gamma)[:, None]).T @ F
@@ -162,22 +166,24 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     # share, it has nothing to condition on and the Nyström model's own leverage is the answer
     captured = root.shape[1] - np.sum(scipy.linalg.solve_triangular(chol, np.eye(len(chol)), lower=True) ** 2)
     resolved = np.sum(residual / (residual + gamma)) <= RESIDUAL_SHARE * max(captured, 1.0)
-    k = 0 if resolved else min(n_neighbors, n - 1)
+    # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once
+    k_budget = int(np.sqrt(quarter / (8.0 * (X.shape[1] + 12)))) - 1
+    k = 0 if resolved else max(0, min(n_neighbors, n - 1, k_budget))
     logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, %d neighbours", len(pivots),
                 root.shape[1], n_sub, k)
 
-    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, memory_budget)
+    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, quarter)
     Z = spec.rescale(X)
     # blocks of rows that are close in space (a k-d tree's leaf order) share most neighbours
     order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices if k else np.arange(n)
     tree = KDTree(Z) if k else None
     # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct rows
     # (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps (d each) and
-    # matrices (~12); the kept rows take the other half of the budget
+    # matrices (~12); the kept rows take another quarter of the budget
     per_block_row = (0.0 if near_field.kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
         + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
     leverage = np.empty(n)
-    for chunk in row_chunks(n, per_block_row, memory_budget / 2):
+    for chunk in row_chunks(n, per_block_row, quarter):
         rows = order[chunk]
         near = rows[:, None] if tree is None else _neighbour_blocks(tree, Z, rows, k)
         leverage[rows] = near_field(near, Z)
@@ -201,17 +207,17 @@ class _NearField:
     """:math:`l_i` of the first row of each near block (module docstring), given the far field.
 
     The factor rows F and their solves G (:math:`GG^\top = FA^{-1}F^\top`) of all n rows are kept
-    when they fit in ``memory_budget / 2``; otherwise each block recomputes those of its rows."""
+    when they fit in ``memory_budget``; otherwise each block recomputes those of its rows."""
 
     def __init__(self, X, spec, kernel, pivot_rows, root, chol, residual, gamma, memory_budget):
         self.X, self.spec, self.kernel, self.pivot_rows = X, spec, kernel, pivot_rows
         self.root, self.chol, self.residual, self.gamma = root, chol, residual, gamma
         self.kept = None
         n, rank = X.shape[0], root.shape[1]
-        if 16.0 * n * rank <= memory_budget / 2:
+        if 16.0 * n * rank <= memory_budget:
             self.kept = np.empty((2, n, rank))
             per_row = KERNEL_BYTES_PER_ENTRY * len(pivot_rows) + 16.0 * rank
-            for rows in row_chunks(n, per_row, memory_budget / 2):
+            for rows in row_chunks(n, per_row, memory_budget):
                 self.kept[:, rows] = self._factor_rows(np.arange(n)[rows])
 
     def _factor_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,9 @@ from spectral_leverage.validation.report import to_json
 
 TINY = {"curve_sizes": (200, 300), "curve_replicates": 1, "max_exact": 300, "accuracy_replicates": 1,
         "tradeoff_sizes": (300, 400), "tradeoff_replicates": 1, "krr_max_n": 300, "centers_factor": 4.0,
-        "accuracy_samplers": ("spectral", "uniform"), "tradeoff_methods": ("uniform", "spectral")}
+        "accuracy_samplers": ("spectral", "uniform"), "tradeoff_methods": ("uniform", "spectral"),
+        "grid_n": 200, "grid_kernels": ("rbf",), "grid_length_scales": (1.0,), "grid_reg_exponents": (0.5,),
+        "grid_methods": ("spectral", "density")}
 
 
 @pytest.fixture(scope="module")
