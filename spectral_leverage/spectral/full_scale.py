@@ -153,14 +153,18 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     root = inverse_sqrt(kernel(X[pivots]))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
 
-    # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma)
+    # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma); the
+    # factor rows F (and later G) of all rows are kept for the near field when they fit a quarter
     diag = np.asarray(kernel.diag(X), dtype=float)
     residual = np.empty(n)
     precision = np.eye(root.shape[1])
+    kept = np.empty((2, n, root.shape[1])) if 16.0 * n * root.shape[1] <= quarter else None
     for rows in row_chunks(n, per_row, quarter):
         F = kernel(X[rows], X[pivots]) @ root
         residual[rows] = np.maximum(diag[rows] - np.einsum("ij,ij->i", F, F), 0.0)
         precision += (F / (residual[rows] + gamma)[:, None]).T @ F
+        if kept is not None:
+            kept[0, rows] = F
     chol = scipy.linalg.cholesky(precision, lower=True)
     # the factor's ridge degrees of freedom, rank - tr(A^-1): when the residual holds a negligible
     # share, it has nothing to condition on and the Nyström model's own leverage is the answer
@@ -172,7 +176,7 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, %d neighbours", len(pivots),
                 root.shape[1], n_sub, k)
 
-    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, quarter)
+    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, kept)
     Z = spec.rescale(X)
     # blocks of rows that are close in space (a k-d tree's leaf order) share most neighbours
     order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices if k else np.arange(n)
@@ -180,7 +184,7 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct rows
     # (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps (d each) and
     # matrices (~12); the kept rows take another quarter of the budget
-    per_block_row = (0.0 if near_field.kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
+    per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
         + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
     leverage = np.empty(n)
     for chunk in row_chunks(n, per_block_row, quarter):
@@ -206,19 +210,16 @@ def _neighbour_blocks(tree: KDTree, Z: np.ndarray, rows: np.ndarray, k: int) -> 
 class _NearField:
     """:math:`l_i` of the first row of each near block (module docstring), given the far field.
 
-    The factor rows F and their solves G (:math:`GG^\top = FA^{-1}F^\top`) of all n rows are kept
-    when they fit in ``memory_budget``; otherwise each block recomputes those of its rows."""
+    ``kept``: None, or the factor rows F of all n rows in ``kept[0]``, whose solves G
+    (:math:`GG^\top = FA^{-1}F^\top`) are then made once into ``kept[1]``; without it each block
+    recomputes those of its rows."""
 
-    def __init__(self, X, spec, kernel, pivot_rows, root, chol, residual, gamma, memory_budget):
+    def __init__(self, X, spec, kernel, pivot_rows, root, chol, residual, gamma, kept):
         self.X, self.spec, self.kernel, self.pivot_rows = X, spec, kernel, pivot_rows
         self.root, self.chol, self.residual, self.gamma = root, chol, residual, gamma
-        self.kept = None
-        n, rank = X.shape[0], root.shape[1]
-        if 16.0 * n * rank <= memory_budget:
-            self.kept = np.empty((2, n, rank))
-            per_row = KERNEL_BYTES_PER_ENTRY * len(pivot_rows) + 16.0 * rank
-            for rows in row_chunks(n, per_row, memory_budget):
-                self.kept[:, rows] = self._factor_rows(np.arange(n)[rows])
+        self.kept = kept
+        if kept is not None:
+            kept[1] = scipy.linalg.solve_triangular(chol, kept[0].T, lower=True).T
 
     def _factor_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         F = self.kernel(self.X[rows], self.pivot_rows) @ self.root
