@@ -40,10 +40,15 @@ exact when the equivalent kernel's window holds no more than k rows. Between, th
 the full-scale approximation of spatial statistics (Sang & Huang, 2012). Identical rows are each
 other's neighbours and share their leverage as the exact scores do.
 
-Cost: pivots on a subsample (:math:`O(n_s m^2)`); one pass over the rows for :math:`A`
-(:math:`O(nm^2)`), one for the near blocks (:math:`O(nm^2 + nk^2m + nk^3)`) and a k-nearest-
-neighbour query. Memory: quarters of ``memory_budget`` for the m×m matrices, the pivot
-subsample, its kernel blocks and each pass's row blocks (m and k shrink to fit a small budget).
+Only rows whose neighbours' residual variances are large against :math:`\gamma` take the near field
+(:data:`NEAR_FIELD_SHARE`): the others keep their far-field variance, which the near field could move
+by under 1 % (the bound is in :func:`full_scale_leverage`).
+
+Cost: pivots on a subsample (:math:`O(n_s m^2)`); two passes over the rows for :math:`A` and the
+far-field variances (:math:`O(nm^2)`); for the rows that take the near field, a k-nearest-neighbour
+query and :math:`O(m^2 + k^2m + k^3)` each. Memory: quarters of ``memory_budget`` for the m×m
+matrices, the pivot subsample, its kernel blocks and each pass's row blocks (m and k shrink to fit a
+small budget).
 
 References
 ----------
@@ -64,7 +69,7 @@ from pykdtree.kdtree import KDTree
 from scipy.spatial import cKDTree
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, row_chunks
-from ..pivoted_cholesky import PIVOT_BLOCK, RESIDUAL_SHARE, inverse_sqrt, rp_cholesky
+from ..pivoted_cholesky import PIVOT_BLOCK, inverse_sqrt, rp_cholesky
 
 __all__ = ["full_scale_leverage", "outside_density_regime", "pivots_for"]
 
@@ -76,6 +81,9 @@ MAX_PIVOTS = 512
 PIVOT_WORK = 2**34
 #: Rows conditioned on exactly in each near block.
 NEIGHBOURS = 32
+#: Largest relative change of :math:`l_i` that the near field may make where it is skipped: a row is
+#: conditioned on its k nearest rows where twice their residual variances pass this share of the ridge.
+NEAR_FIELD_SHARE = 0.01
 #: The density formula needs many rows in the equivalent kernel's window, which holds about
 #: 1 / l_i of them: below 50 (a mean leverage over 1/50) the scores depend on the rows' positions.
 DISCRETE_LEVERAGE = 1 / 50
@@ -110,8 +118,8 @@ def outside_density_regime(effective_dimension: float, n: int) -> bool:
 
 
 def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: int, n_neighbors: int,
-                        max_samples: int | None, memory_budget: float,
-                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                        max_samples: int | None, memory_budget: float, rng: np.random.Generator,
+                        near_field_share: float = NEAR_FIELD_SHARE) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
     Parameters
@@ -122,15 +130,21 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     reg : float
         :math:`\lambda`.
     max_pivots : int
-        Most pivots m (fewer once the residual holds under half a degree of freedom).
+        Most pivots m (fewer once the residual's ridge degrees of freedom are 1 % of the factor's,
+        :func:`~spectral_leverage.pivoted_cholesky.rp_cholesky`).
     n_neighbors : int
-        Rows k conditioned on exactly; 0 is the Nyström model's own leave-one-out leverage, used
-        whenever the pivots resolve the kernel (the residual then has nothing to condition on).
+        Most rows k a row is conditioned on exactly; 0 gives every row the Nyström model's own
+        leave-one-out leverage (residual diagonal included).
     max_samples : int or None
         Rows of the uniform subsample the pivots are drawn from (None: all).
     memory_budget : float
         Bytes of temporaries, split in quarters (module docstring's cost); it also bounds m and k.
     rng : numpy Generator
+    near_field_share : float, default=NEAR_FIELD_SHARE
+        A row is conditioned on its neighbours :math:`N_i` only where the near field can move its
+        leverage by more than this share (relative): where :math:`2 \sum_{j \in N_i} r_{jj} / \gamma`,
+        twice the neighbours' residual variances over the ridge, exceeds it. 0 conditions every row whose
+        neighbours have a residual.
 
     Returns
     -------
@@ -166,32 +180,63 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
         if kept is not None:
             kept[0, rows] = F
     chol = scipy.linalg.cholesky(precision, lower=True)
-    # the factor's ridge degrees of freedom, rank - tr(A^-1): when the residual holds a negligible
-    # share, it has nothing to condition on and the Nyström model's own leverage is the answer
+    # the factor's ridge degrees of freedom, rank - tr(A^-1), and the residual's (for the log)
     captured = root.shape[1] - np.sum(scipy.linalg.solve_triangular(chol, np.eye(len(chol)), lower=True) ** 2)
-    resolved = np.sum(residual / (residual + gamma)) <= RESIDUAL_SHARE * max(captured, 1.0)
+    left = np.sum(residual / (residual + gamma))
     # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once
     k_budget = int(np.sqrt(quarter / (8.0 * (X.shape[1] + 12)))) - 1
-    k = 0 if resolved else max(0, min(n_neighbors, n - 1, k_budget))
-    logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, %d neighbours", len(pivots),
-                root.shape[1], n_sub, k)
+    k = max(0, min(n_neighbors, n - 1, k_budget))
+    logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, up to %d neighbours; ridge degrees "
+                "of freedom %.4g in the factor, %.4g in the residual", len(pivots), root.shape[1], n_sub, k,
+                captured, left)
 
     near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, kept)
-    Z = spec.rescale(X)
-    # blocks of rows that are close in space (a k-d tree's leaf order) share most neighbours
-    order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices if k else np.arange(n)
-    tree = KDTree(Z) if k else None
-    # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct rows
-    # (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps (d each) and
-    # matrices (~12); the kept rows take another quarter of the budget
-    per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
-        + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
-    leverage = np.empty(n)
-    for chunk in row_chunks(n, per_block_row, quarter):
-        rows = order[chunk]
-        near = rows[:, None] if tree is None else _neighbour_blocks(tree, Z, rows, k)
-        leverage[rows] = near_field(near, Z)
-    return leverage, pivots
+    variance = np.empty(n)
+    for rows in row_chunks(n, per_row, quarter):
+        variance[rows] = near_field.variance_alone(rows)
+    # conditioning on the neighbours N_i moves l_i by about 2 sum_{j in N_i} r_jj / gamma at most,
+    # relatively: once through R_iN (|R_ij|^2 <= r_ii r_jj, r_ii <= sigma_i^2) and once through the
+    # correlation of the neighbours' residuals, which the far field takes as independent noise of
+    # variance r_jj + gamma; with a diagonal residual the far-field variance is exact
+    threshold = near_field_share * gamma / 2
+    if k and k * residual.max(initial=0.0) > threshold:
+        Z = spec.rescale(X)
+        tree = KDTree(Z)
+        needed = _rows_to_condition(tree, Z, residual, k, threshold, sub, quarter)
+        # blocks of rows close in space (a k-d tree's leaf order) share most neighbours
+        order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices
+        needed = order[needed[order]]
+        # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct
+        # rows (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps
+        # (d each) and matrices (~12); the kept rows take another quarter of the budget
+        per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
+            + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
+        for chunk in row_chunks(len(needed), per_block_row, quarter):
+            rows = needed[chunk]
+            variance[rows] = near_field.variance(_neighbour_blocks(tree, Z, rows, k), Z)
+        logger.info("full-scale leverage: %d of %d rows conditioned on their neighbours", len(needed), n)
+    return variance / (variance + gamma), pivots
+
+
+def _rows_to_condition(tree: KDTree, Z: np.ndarray, residual: np.ndarray, k: int, threshold: float,
+                       anchors: np.ndarray, memory_budget: float) -> np.ndarray:
+    """Boolean mask of the rows whose k nearest other rows' residuals sum past ``threshold``.
+
+    Only rows that can have a *warm* row (residual over ``threshold / k``) among their k nearest are
+    queried: row i is skipped when its nearest warm row lies beyond :math:`|z_i - z_a| + \rho_k(a)`,
+    an upper bound of its own k-NN radius from its nearest anchor row a (triangle inequality)."""
+    n = len(Z)
+    needed = np.zeros(n, dtype=bool)
+    warm = np.flatnonzero(residual > threshold / k)
+    anchors = anchors[:: max(1, len(anchors) // 4096)]
+    radius = tree.query(Z[anchors], k=k + 1)[0][:, -1]
+    to_anchor, nearest_anchor = KDTree(Z[anchors]).query(Z, k=1)
+    to_warm, _ = KDTree(Z[warm]).query(Z, k=1)
+    candidates = np.flatnonzero(to_warm <= to_anchor + radius[nearest_anchor.astype(np.intp)])
+    for chunk in row_chunks(len(candidates), (k + 1) * 24.0, memory_budget):
+        rows = candidates[chunk]
+        needed[rows] = residual[_neighbour_blocks(tree, Z, rows, k)[:, 1:]].sum(axis=1) > threshold
+    return needed
 
 
 def _neighbour_blocks(tree: KDTree, Z: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
@@ -208,7 +253,7 @@ def _neighbour_blocks(tree: KDTree, Z: np.ndarray, rows: np.ndarray, k: int) -> 
 
 
 class _NearField:
-    """:math:`l_i` of the first row of each near block (module docstring), given the far field.
+    r""":math:`\sigma_i^2` of the first row of each near block (module docstring), given the far field.
 
     ``kept``: None, or the factor rows F of all n rows in ``kept[0]``, whose solves G
     (:math:`GG^\top = FA^{-1}F^\top`) are then made once into ``kept[1]``; without it each block
@@ -220,12 +265,25 @@ class _NearField:
         self.kept = kept
         if kept is not None:
             kept[1] = scipy.linalg.solve_triangular(chol, kept[0].T, lower=True).T
+        # G = K_{:P} root L^{-T} in one product for the rows alone
+        self.to_solved = scipy.linalg.solve_triangular(chol, root.T, lower=True).T
+
+    def variance_alone(self, rows) -> np.ndarray:
+        r""":math:`\sigma_i^2` of each row given the far field only (no neighbours): with
+        :math:`s = g_i^\top g_i`, :math:`C_{ii} = r_{ii} + s + s^2 / (r_{ii} + \gamma - s)`."""
+        if self.kept is not None:
+            G = self.kept[1][rows]
+        else:
+            G = self.kernel(self.X[rows], self.pivot_rows) @ self.to_solved
+        s = np.einsum("ij,ij->i", G, G)
+        r = self.residual[rows]
+        return np.maximum(r + s + s * s / (r + self.gamma - s), 1e-300)
 
     def _factor_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         F = self.kernel(self.X[rows], self.pivot_rows) @ self.root
         return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
 
-    def __call__(self, near: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    def variance(self, near: np.ndarray, Z: np.ndarray) -> np.ndarray:
         if self.kept is None:
             rows, position = np.unique(near, return_inverse=True)
             F_rows, G_rows = self._factor_rows(rows)
@@ -251,5 +309,4 @@ class _NearField:
             C_nn = C[:, 1:, 1:]
             C_nn[:, diagonal[:-1], diagonal[:-1]] += self.gamma
             variance = variance - np.einsum("bi,bi->b", c_in, np.linalg.solve(C_nn, c_in[..., None])[..., 0])
-        variance = np.clip(variance, 1e-300, np.maximum(C[:, 0, 0], 1e-300))
-        return variance / (variance + self.gamma)
+        return np.clip(variance, 1e-300, np.maximum(C[:, 0, 0], 1e-300))

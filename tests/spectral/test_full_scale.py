@@ -23,10 +23,10 @@ def X():
     return np.random.default_rng(0).normal(size=(N, 2))
 
 
-def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0):
+def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0, **kwargs):
     return full_scale_leverage(X, kernel, parse_kernel(kernel), reg, max_pivots=max_pivots,
                                n_neighbors=n_neighbors, max_samples=None, memory_budget=memory_budget,
-                               rng=np.random.default_rng(seed))
+                               rng=np.random.default_rng(seed), **kwargs)
 
 
 # both ends of the grid where the density formula fails, and one setting between
@@ -59,8 +59,23 @@ def test_the_density_formula_fails_where_full_scale_holds(X):
 def test_exact_when_every_row_is_a_neighbour(X):
     kernel, reg = Matern(0.7, nu=1.5), 1e-4
     Xs = X[:150]
-    leverage, _ = full_scale(Xs, kernel, reg, max_pivots=5, n_neighbors=149)
+    leverage, _ = full_scale(Xs, kernel, reg, max_pivots=5, n_neighbors=149, near_field_share=0.0)
     np.testing.assert_allclose(leverage, exact_leverage(Xs, kernel, reg), rtol=1e-9)
+
+
+@pytest.mark.parametrize(("kernel", "reg", "pivots"), [(RBF(1.0), 1e-3, 60), (RBF(1.0), 1e-3, 100),
+                                                       (RBF(0.5), 1e-3, 100)])
+def test_rows_left_out_of_the_near_field_move_by_less_than_its_share(X, kernel, reg, pivots):
+    """Rows whose near field is skipped keep their far-field leverage; the bound behind the skip
+    (``near_field_share``, 1 %) holds against conditioning every row, and some rows are skipped."""
+    every, _ = full_scale(X, kernel, reg, max_pivots=pivots, near_field_share=0.0)
+    alone, _ = full_scale(X, kernel, reg, max_pivots=pivots, n_neighbors=0)
+    chosen, _ = full_scale(X, kernel, reg, max_pivots=pivots)
+    skipped = chosen == alone
+    assert 0 < skipped.sum() < len(X)
+    np.testing.assert_array_less(np.abs(chosen / every - 1), 0.01)
+    # where it is not skipped, the rule changed the answer: the near field is not a no-op there
+    assert np.max(np.abs(alone[~skipped] / every[~skipped] - 1)) > 0.01
 
 
 def test_nystrom_limit_is_within_the_residual_share(X):
