@@ -120,7 +120,7 @@ def summarise(rows) -> None:
     methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
     print("\n| set | n_train | kernel | m | seeds | " + " | ".join(methods) + " |")
     print("|" + "---|" * (5 + len(methods)))
-    wins = {m: [0, 0, 0.0] for m in methods}  # cells <= 1.00, cells, worst ratio
+    wins = {m: [0, 0, 0.0, 0, 0] for m in methods}  # <= 1.000, cells, worst, < 1.005, time <= 2x
     for cell in cells:
         mine = [r for r in rows if (r["dataset"], r["n_train"], r["kernel"], r["m"]) == cell]
         rmse = {m: np.mean([r["rmse"] for r in mine if r["method"] == m]) for m in methods}
@@ -134,11 +134,15 @@ def summarise(rows) -> None:
             wins[m][0] += ratio <= 1.0
             wins[m][1] += 1
             wins[m][2] = max(wins[m][2], ratio)
+            wins[m][3] += ratio < 1.005
+            wins[m][4] += secs[m] <= 2 * fastest
             cols.append(f"{ratio:.3f} ({secs[m]:.2f} s, ×{secs[m] / fastest:.1f})")
         print(f"| {cell[0]} | {cell[1]} | {cell[2]} | {cell[3]} | {seeds} | " + " | ".join(cols) + " |")
-    print("\ncells with RMSE ratio <= 1.00 / cells, worst ratio:")
-    for m, (ok, total, worst) in wins.items():
-        print(f"  {m:16s} {ok:2d} / {total:2d}, worst {worst:.3f}")
+    print("\nper method, over the cells: RMSE ratio <= 1.000 | ratio < 1.005 (1.00 to two decimals) | "
+          "worst ratio | selection time <= 2x the fastest baseline's")
+    for m, (ok, total, worst, ok2, fast) in wins.items():
+        print(f"  {m:16s} {ok:2d} / {total:2d} | {ok2:2d} / {total:2d} | {worst:.3f} "
+              f"| {fast:2d} / {total:2d}")
 
 
 def scale(args) -> None:
