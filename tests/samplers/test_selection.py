@@ -16,6 +16,7 @@ from spectral_leverage.samplers import (
     GreedyCholesky,
     KMeansCenters,
     RPCholeskyCenters,
+    SpectralGreedy,
     make_sampler,
 )
 from spectral_leverage.samplers.selection import factor_rows
@@ -80,7 +81,7 @@ def test_cholesky_selectors_choose_among_a_subsample_within_the_budget():
     n, m, budget = 20_000, 200, 8 * 2**20
     assert factor_rows(n, m, budget) < n
     X = np.random.default_rng(4).uniform(size=(n, 3))
-    for cls in (GreedyCholesky, RPCholeskyCenters):
+    for cls in (GreedyCholesky, RPCholeskyCenters, SpectralGreedy):
         sampler = cls(RBF(0.3), memory_budget=budget, random_state=0).fit(X)
         tracemalloc.start()
         with threadpool_limits(1):
