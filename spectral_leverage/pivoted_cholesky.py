@@ -50,8 +50,9 @@ def inverse_sqrt(K: np.ndarray) -> np.ndarray:
 
 def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator, *,
                 gamma: float | None = None, represents: int | None = None,
-                memory_budget: float = 2**28) -> tuple[np.ndarray, np.ndarray]:
-    r"""Pivots and factor of block randomly pivoted Cholesky on the rows of X.
+                memory_budget: float = 2**28, greedy: bool = False,
+                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Pivots and factor of block randomly pivoted (or greedy) Cholesky on the rows of X.
 
     Parameters
     ----------
@@ -73,6 +74,13 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
         by ``represents / n``. None: X is the whole data.
     memory_budget : float, default=256 MiB
         Bytes of kernel temporaries per block of rows (the factor itself, n × m, comes on top).
+    greedy : bool, default=False
+        Greedy pivoting instead: one pivot per round, the row of largest (weighted) residual
+        (greedy conditional variance; Burt, Rasmussen & van der Wilk 2020, and Chen et al.'s
+        "greedy" baseline). ``rng`` is then unused.
+    weights : ndarray of shape (n,) or None, default=None
+        Non-negative pivot weights :math:`w`: pivots are drawn with probability proportional to
+        :math:`w_i r_i` (or, greedy, the largest :math:`w_i r_i`). None: all 1.
 
     Returns
     -------
@@ -102,16 +110,23 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
         if gamma is not None and rank and _resolved(residual, gram[:rank, :rank], gamma, scale):
             break
         size = min(size, PIVOT_BLOCK, width - len(pivots))
-        drawn = np.unique(rng.choice(n, size=size, p=residual / residual.sum()))
-        drawn = drawn[residual[drawn] > 0]
+        mass = residual if weights is None else residual * weights
+        if not mass.sum() > 0:
+            break
+        if greedy:
+            drawn = np.array([np.argmax(mass)])
+        else:
+            drawn = np.unique(rng.choice(n, size=size, p=mass / mass.sum()))
+            drawn = drawn[residual[drawn] > 0]
         columns = np.empty((n, len(drawn)))
         for rows in row_chunks(n, KERNEL_BYTES_PER_ENTRY * len(drawn), memory_budget):
             columns[rows] = kernel(X[rows], X[drawn]) - factor[rows, :rank] @ factor[drawn, :rank].T
         new = columns @ inverse_sqrt(columns[drawn])  # at most len(drawn) columns
         grown = rank + new.shape[1]
         factor[:, rank:grown] = new
-        gram[:grown, rank:grown] = factor[:, :grown].T @ new
-        gram[rank:grown, :grown] = gram[:grown, rank:grown].T
+        if gamma is not None:  # F^T F serves only the stopping rule
+            gram[:grown, rank:grown] = factor[:, :grown].T @ new
+            gram[rank:grown, :grown] = gram[:grown, rank:grown].T
         rank = grown
         pivots.extend(drawn.tolist())
         size *= 2

@@ -8,14 +8,15 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import _check_sample_weight
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import check_data, check_positive, check_random_state, check_samples
 from ..backends import backend_for
 from ..kernels import parse_kernel
-from ..samplers import make_sampler
+from ..samplers import SAMPLERS, CenterSelector, make_sampler
 from ..spectral import SpectralLeverage
 
 __all__ = ["AUTO_CENTERS_FACTOR", "auto_centers", "center_budget", "choose_centers", "draw_centers",
-           "positive_rows", "sample_centers"]
+           "positive_rows", "sample_centers", "select_centers"]
 
 #: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/krr-cv.md)
 AUTO_CENTERS_FACTOR = 2.0
@@ -100,7 +101,8 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
 def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
                    sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """(unique sorted centre indices, number of draws): :func:`auto_centers` for ``"auto"``, then
-    :func:`draw_centers`."""
+    :func:`draw_centers` (a selector's centres that are not rows, k-means', become the nearest
+    rows)."""
     sampler_reg = reg
     if n_centers == "auto":
         n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
@@ -110,11 +112,60 @@ def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
     return idx, min(n_centers, X.shape[0])
 
 
+def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
+                   sample_weight: np.ndarray | None = None):
+    """(centres (m, d), their unique sorted row indices or None, number of draws).
+
+    As :func:`choose_centers`, except that a selector whose centres are not rows (``"kmeans"``,
+    :class:`~spectral_leverage.samplers.CenterSelector`) gives its points themselves, with None
+    for the indices. With ``sample_weight`` k-means weights the rows; the other selectors choose
+    among the rows of positive weight whatever their weight."""
+    sampler_reg = reg
+    if n_centers == "auto":
+        n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
+                                                       memory_budget=memory_budget, rng=rng)
+    if n_centers < X.shape[0] and _is_selector(sampler):
+        backend_for(X).require_in_memory(f"sampler={sampler!r}",
+                                         "use sampler='spectral' or a SpectralLeverage")
+        obj = _fitted_sampler(X, sampler, kernel, sampler_reg, rng, memory_budget)
+        centers, idx = obj.select(n_centers, random_state=rng, sample_weight=sample_weight)
+        return centers, idx, n_centers
+    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
+                       sample_weight=sample_weight)
+    (centers,) = backend_for(X).compute(X[idx])
+    return centers, idx, min(n_centers, X.shape[0])
+
+
+def _is_selector(sampler) -> bool:
+    cls = SAMPLERS.get(sampler) if isinstance(sampler, str) else type(sampler)
+    return cls is not None and issubclass(cls, CenterSelector)
+
+
+def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_BUDGET):
+    """The sampler built by name (seeded from rng) or given, fitted on X unless it already is."""
+    seed = int(rng.integers(2**31 - 1))
+    obj = make_sampler(sampler, kernel=kernel, reg=reg, random_state=seed,
+                       memory_budget=memory_budget)
+    probabilities = getattr(obj, "probabilities_", None)
+    fitted = (
+        probabilities is not None
+        and np.shape(probabilities) == (X.shape[0],)
+        and getattr(obj, "n_features_in_", X.shape[1]) == X.shape[1]
+    )
+    if not fitted:
+        if not isinstance(sampler, str):
+            obj = clone(obj)
+        obj.fit(X)
+    return obj
+
+
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
                  sample_weight: np.ndarray | None = None, replace: bool = True) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
     rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
-    exactly ``n_centers`` distinct rows. On Dask only the spectral sampler runs where the data are.
+    exactly ``n_centers`` distinct rows; a selector's (:class:`~spectral_leverage.samplers.
+    CenterSelector`) ``n_centers`` distinct rows, whatever ``replace`` and ``sample_weight``. On
+    Dask only the spectral sampler runs where the data are.
 
     With positive ``sample_weight`` (in memory) row i is drawn with probability proportional to
     :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
@@ -133,19 +184,8 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     if not (sampler == "spectral" if isinstance(sampler, str) else isinstance(sampler, SpectralLeverage)):
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
-    seed = int(rng.integers(2**31 - 1))
-    obj = make_sampler(sampler, kernel=kernel, reg=reg, random_state=seed)
-    probabilities = getattr(obj, "probabilities_", None)
-    fitted = (
-        probabilities is not None
-        and np.shape(probabilities) == (n,)
-        and getattr(obj, "n_features_in_", X.shape[1]) == X.shape[1]
-    )
-    if not fitted:
-        if not isinstance(sampler, str):
-            obj = clone(obj)
-        obj.fit(X)
-    if sample_weight is None:
+    obj = _fitted_sampler(X, sampler, kernel, reg, rng)
+    if sample_weight is None or isinstance(obj, CenterSelector):
         indices = obj.sample(n_centers, replace=replace, random_state=rng)
     elif not replace:
         raise ValueError("replace=False draws by the sampler's own probabilities; with sample_weight "

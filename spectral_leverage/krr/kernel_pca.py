@@ -62,13 +62,13 @@ from ..backends import backend_for
 from ..base import LeverageSampler
 from ..kernels import parse_kernel, resolve_kernel
 from ..pivoted_cholesky import rp_cholesky
+from ..samplers.selection import kmeans_centers
 from ._features import FourierFeatures, NystromFeatures, feature_moments, project_features
 from .centers import draw_centers
 
 __all__ = ["NystromKernelPCA", "auto_landmarks"]
 
 LANDMARK_SAMPLERS = ("kmeans", "rp-cholesky", "uniform")
-_KMEANS_ITER = 10  # Lloyd iterations of sampler="kmeans": converged k-means is no better (notes)
 
 
 def auto_landmarks(n_components: int) -> int:
@@ -91,9 +91,9 @@ def _choose_landmarks(X_pool: np.ndarray, m: int, sampler, kernel, rng) -> tuple
         idx = np.sort(rp_cholesky(X_pool, kernel, m, rng)[0])
     elif sampler == "uniform":
         idx = np.sort(rng.choice(X_pool.shape[0], size=m, replace=False))
-    else:  # k-means: the centres are not rows
-        if isinstance(sampler, str):
-            sampler = KMeans(n_init=1, max_iter=_KMEANS_ITER, random_state=int(rng.integers(2**31 - 1)))
+    elif isinstance(sampler, str):  # k-means: the centres are not rows
+        return kmeans_centers(X_pool, m, rng), None
+    else:
         return clone(sampler).set_params(n_clusters=m).fit(X_pool).cluster_centers_, None
     return X_pool[idx], idx
 

@@ -50,7 +50,7 @@ from ._solvers import (
     solve_normal_equations,
     upper_cholesky,
 )
-from .centers import choose_centers, positive_rows
+from .centers import positive_rows, select_centers
 
 __all__ = ["SAMPLER", "NystromKRR"]
 
@@ -86,7 +86,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     sampler : str or LeverageSampler, default="spectral"
         A name from :data:`spectral_leverage.SAMPLERS` (``"spectral"``, ``"uniform"``,
         ``"exact"``, ...) or a sampler object: cloned and fitted on X, unless it is already fitted
-        on n points, in which case its ``probabilities_`` are used as they are.
+        on n points, in which case its ``probabilities_`` are used as they are. The selectors
+        (:data:`spectral_leverage.samplers.SELECTORS`: ``"kmeans"``, ``"greedy-cholesky"``,
+        ``"rp-cholesky"``, ``"spectral-greedy"``) choose ``n_centers`` distinct centres at once
+        instead of drawing; k-means' centres are points, not rows (``center_indices_`` is then
+        None). Measured against one another in docs/notes/centres.md.
     fit_intercept : bool, default=True
         Fit the unpenalised intercept :math:`b` (as scikit-learn's ``Ridge``); without it the kernel,
         which decays away from the centres, must carry the target's mean.
@@ -108,9 +112,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    center_indices_ : ndarray of int, shape (m,)
-        Unique, sorted rows of the training X used as centres.
+    center_indices_ : ndarray of int, shape (m,), or None
+        Unique, sorted rows of the training X used as centres; None for ``sampler="kmeans"``,
+        whose centres are not rows.
     centers_ : ndarray of shape (m, d)
+        The centres: ``X[center_indices_]``, or the k-means centres.
     coef_ : ndarray of shape (m,) or (m, t)
         :math:`\alpha`; ``predict(X) = kernel(X, centers_) @ coef_ + intercept_``.
     intercept_ : float or ndarray of shape (t,)
@@ -215,11 +221,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
 
         start = time.perf_counter()
-        idx, n_draws = choose_centers(X, self.n_centers, self.sampler, kernel=kernel, reg=reg,
-                                      memory_budget=self.memory_budget, sample_weight=weights,
-                                      rng=check_random_state(self.random_state))
-        (centers,) = backend.compute(X[idx])
-        m = idx.shape[0]
+        centers, idx, n_draws = select_centers(X, self.n_centers, self.sampler, kernel=kernel,
+                                               reg=reg, memory_budget=self.memory_budget,
+                                               sample_weight=weights,
+                                               rng=check_random_state(self.random_state))
+        m = centers.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,
                   self.sampler if isinstance(self.sampler, str) else type(self.sampler).__name__,
                   m, n_draws)
@@ -245,7 +251,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
                                                verbose, weights, self.fit_intercept)
         self._log("%s solve", start, solver)
 
-        self.center_indices_ = idx if rows is None else rows[idx]
+        self.center_indices_ = idx if rows is None or idx is None else rows[idx]
         self.centers_ = centers
         self.coef_ = coef.ravel() if y_ndim == 1 else coef
         self.intercept_ = float(intercept[0]) if y_ndim == 1 else intercept

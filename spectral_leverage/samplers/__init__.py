@@ -15,16 +15,24 @@ from .alaoui_mahoney import AlaouiMahoneySampler
 from .bless import BLESS
 from .exact import ExactLeverage, exact_leverage
 from .recursive_rls import RecursiveRLS
+from .selection import CenterSelector, GreedyCholesky, KMeansCenters, RPCholeskyCenters
+from .spectral_greedy import SpectralGreedy
 from .squeak import SQUEAK, merge_squeak
 from .uniform import UniformSampler
 
 __all__ = [
     "BLESS",
     "SAMPLERS",
+    "SELECTORS",
     "SQUEAK",
     "AlaouiMahoneySampler",
+    "CenterSelector",
     "ExactLeverage",
+    "GreedyCholesky",
+    "KMeansCenters",
+    "RPCholeskyCenters",
     "RecursiveRLS",
+    "SpectralGreedy",
     "UniformSampler",
     "exact_leverage",
     "leverage_scores",
@@ -40,7 +48,15 @@ SAMPLERS: dict[str, type[LeverageSampler]] = {
     "recursive-rls": RecursiveRLS,
     "squeak": SQUEAK,
     "bless": BLESS,
+    "kmeans": KMeansCenters,
+    "greedy-cholesky": GreedyCholesky,
+    "rp-cholesky": RPCholeskyCenters,
+    "spectral-greedy": SpectralGreedy,
 }
+
+#: The methods that choose m centres at once (:class:`CenterSelector`) rather than estimate leverage
+#: scores to draw from: no leverage accuracy to check, and centres that may not be rows ("kmeans").
+SELECTORS = tuple(name for name, cls in SAMPLERS.items() if issubclass(cls, CenterSelector))
 
 
 def make_sampler(sampler, *, kernel, reg, random_state=None,

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.stats import ConstantInputWarning
 
 from ..metrics import score_accuracy
-from ..samplers import SAMPLERS, make_sampler
+from ..samplers import SAMPLERS, SELECTORS, make_sampler
 from ..samplers.exact import exact_leverage
 from ._util import check_names, matern, progress_bar, reg_rule, regulariser, replicate_seeds, timed
 from .data import DataSet
@@ -25,8 +25,9 @@ __all__ = ["ACCURACY_SAMPLERS", "accuracy_table"]
 
 logger = logging.getLogger(__name__)
 
-#: Samplers compared by default: every method of :data:`spectral_leverage.SAMPLERS` but exact.
-ACCURACY_SAMPLERS = tuple(name for name in SAMPLERS if name != "exact")
+#: Samplers compared by default: every method of :data:`spectral_leverage.SAMPLERS` but exact and
+#: the centre selectors (:data:`~spectral_leverage.samplers.SELECTORS`: no leverage scores to check).
+ACCURACY_SAMPLERS = tuple(name for name in SAMPLERS if name != "exact" and name not in SELECTORS)
 
 _SUMMARY = ("mean", "p05", "p95", "spearman", "scale")
 

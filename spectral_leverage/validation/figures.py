@@ -183,8 +183,9 @@ def plot_accuracy(accuracy: dict, path) -> Path:
 
 
 def plot_tradeoff(tradeoff: dict, path) -> Path:
-    """In-sample risk of Nyström KRR against the seconds to the sampler's scores, log–log, one
-    marker per (method, n), lines joining a method's n; exact KRR's risk as dotted levels
+    """In-sample risk of Nyström KRR against the seconds to its centres (scores, or a selector's
+    selection), log–log, one marker per (method, n) (each n has its m), lines joining a method's n;
+    exact KRR's risk as dotted levels
     (output of :func:`~spectral_leverage.validation.tradeoff.regression_tradeoff`).
 
     Examples
@@ -216,10 +217,10 @@ def plot_tradeoff(tradeoff: dict, path) -> Path:
                     color="grey", va="bottom")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("time to leverage scores (s, log scale; uniform computes none: its time is noise)")
+    ax.set_xlabel("time to the centres: scores or selection (s, log scale; uniform's is noise)")
     ax.set_ylabel(r"in-sample risk $\|\hat f - f^*\|^2 / n$ (log scale)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, title="centre sampler", title_fontsize=8)
+    ax.legend(fontsize=7, ncol=2, title="centres", title_fontsize=8)
     ax.set_title(f"Nyström KRR on the 3-D bimodal design, m = {settings['centers_rule']} centres,\n"
                  f"n = {', '.join(map(str, settings['sizes']))} (the risk falls with n), "
                  f"Matérn ν = {settings['nu']}, ℓ = {settings['length_scale']},\n"

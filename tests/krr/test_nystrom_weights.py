@@ -238,3 +238,15 @@ def test_auto_centres_capped_by_the_budget_warn_and_use_a_larger_reg():
     assert sampler.reg == reg
     # the λ' found: d_eff(λ') at most m, and within the bisection's step of it
     assert 0.85 * m <= sampler.effective_dimension_ <= m
+
+
+@pytest.mark.parametrize("sampler", ["greedy-cholesky", "rp-cholesky", "spectral-greedy"])
+def test_selectors_choose_among_rows_of_positive_weight(sampler):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(600, 2))
+    y = np.sin(4 * X[:, 0])
+    w = rng.integers(0, 3, size=600).astype(float)
+    model = NystromKRR(Matern(0.5, nu=1.5), 1e-4, 30, sampler=sampler, random_state=0)
+    model.fit(X, y, sample_weight=w)
+    assert model.center_indices_.size == 30 and np.all(w[model.center_indices_] > 0)
+    np.testing.assert_array_equal(model.centers_, X[model.center_indices_])

@@ -7,7 +7,11 @@ from spectral_leverage.samplers import (
     SQUEAK,
     AlaouiMahoneySampler,
     ExactLeverage,
+    GreedyCholesky,
+    KMeansCenters,
     RecursiveRLS,
+    RPCholeskyCenters,
+    SpectralGreedy,
     UniformSampler,
 )
 
@@ -19,6 +23,10 @@ from spectral_leverage.samplers import (
     RecursiveRLS(random_state=0),
     SQUEAK(random_state=0),
     BLESS(random_state=0),
+    KMeansCenters(random_state=0),
+    GreedyCholesky(random_state=0),
+    RPCholeskyCenters(random_state=0),
+    SpectralGreedy(random_state=0),
 ])
 def test_sampler_passes_the_estimator_checks(estimator, check):
     check(estimator)

@@ -13,8 +13,9 @@ pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 def test_tradeoff_risks_are_recomputable():
-    out = regression_tradeoff(sizes=(300, 400), methods=("uniform", "spectral"), n_replicates=1,
-                              centers_factor=4.0, krr_max_n=300, random_state=2)
+    methods = ("uniform", "spectral", "kmeans", "greedy-cholesky")
+    out = regression_tradeoff(sizes=(300, 400), methods=methods, n_replicates=1, centers_factor=4.0,
+                              krr_max_n=300, random_state=2)
     assert roundtrip(out) == to_json(out)
     assert [r["n"] for r in out["exact_krr"]] == [300]
     kernel = matern(0.5, 1.5)
@@ -23,7 +24,7 @@ def test_tradeoff_risks_are_recomputable():
         model = NystromKRR(kernel, row["n"] ** -0.75, row["n_centers"], sampler=row["method"],
                            fit_intercept=False, random_state=row["seed"]).fit(X, y)
         assert row["risk"] == pytest.approx(np.mean((model.predict(X) - f) ** 2), rel=1e-8)
-        assert row["n_unique_centers"] == model.center_indices_.size
-    other = regression_tradeoff(sizes=(300, 400), methods=("uniform", "spectral"), n_replicates=1,
+        assert row["n_unique_centers"] == model.centers_.shape[0]
+    other = regression_tradeoff(sizes=(300, 400), methods=methods, n_replicates=1,
                                 centers_factor=4.0, krr_max_n=300, random_state=3)
     assert all(a["risk"] != b["risk"] for a, b in zip(out["rows"], other["rows"], strict=True))

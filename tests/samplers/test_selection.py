@@ -1,0 +1,124 @@
+"""The centre selectors: k-means, greedy and randomly pivoted Cholesky behind the sampler interface."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.gaussian_process.kernels import RBF, Matern
+from threadpoolctl import threadpool_limits
+
+from spectral_leverage.samplers import (
+    SAMPLERS,
+    SELECTORS,
+    GreedyCholesky,
+    KMeansCenters,
+    RPCholeskyCenters,
+    SpectralGreedy,
+    make_sampler,
+)
+from spectral_leverage.samplers.selection import factor_rows
+
+KERNEL = Matern(0.5, nu=1.5)
+
+
+def _greedy_reference(X, kernel, m):
+    """Greedy conditional variance from the explicit n×n kernel matrix."""
+    K = kernel(X)
+    pivots: list[int] = []
+    for _ in range(m):
+        residual = np.diag(K).copy()
+        if pivots:
+            K_nP = K[:, pivots]
+            residual -= np.einsum("ij,ji->i", K_nP, np.linalg.solve(K[np.ix_(pivots, pivots)], K_nP.T))
+        residual[pivots] = -np.inf
+        pivots.append(int(np.argmax(residual)))
+    return pivots
+
+
+def test_the_selectors_are_registered():
+    assert set(SELECTORS) == {"kmeans", "greedy-cholesky", "rp-cholesky", "spectral-greedy"}
+    assert all(name in SAMPLERS for name in SELECTORS)
+
+
+def test_greedy_cholesky_matches_the_explicit_reference():
+    X = np.random.default_rng(0).normal(size=(250, 3))
+    centres, idx = GreedyCholesky(KERNEL).fit(X).select(30)
+    assert idx.tolist() == sorted(_greedy_reference(X, KERNEL, 30))
+    np.testing.assert_array_equal(centres, X[idx])
+
+
+@pytest.mark.parametrize("name", ["greedy-cholesky", "rp-cholesky", "spectral-greedy"])
+def test_row_selectors_give_m_distinct_sorted_rows_reproducibly(name):
+    X = np.random.default_rng(1).uniform(size=(800, 2))
+    X = np.vstack([X, X[:200]])  # duplicated rows
+    sampler = make_sampler(name, kernel=KERNEL, reg=1e-3, random_state=3).fit(X)
+    idx = sampler.sample(60)
+    assert idx.shape == (60,) and np.all(np.diff(idx) > 0)
+    if name != "rp-cholesky":  # one pivot at a time: never both copies of a row
+        assert len(np.unique(X[idx], axis=0)) == 60
+    else:  # a block of pivots is drawn at once, by the residual before the block: a copy may slip in
+        assert len(np.unique(X[idx], axis=0)) >= 55
+    np.testing.assert_array_equal(idx, sampler.sample(60))
+
+
+def test_kmeans_centres_are_points_and_sample_gives_their_nearest_rows():
+    X = np.random.default_rng(2).normal(size=(600, 2))
+    sampler = KMeansCenters(random_state=0).fit(X)
+    centres, idx = sampler.select(12)
+    assert idx is None and centres.shape == (12, 2)
+    reference = KMeans(12, n_init=1, max_iter=10,
+                       random_state=int(np.random.default_rng(0).integers(2**31 - 1))).fit(X)
+    np.testing.assert_allclose(centres, reference.cluster_centers_)
+    rows = sampler.sample(12)
+    nearest = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(-1), axis=0)
+    np.testing.assert_array_equal(rows, np.unique(nearest))
+
+
+def test_cholesky_selectors_choose_among_a_subsample_within_the_budget():
+    n, m, budget = 20_000, 200, 8 * 2**20
+    assert factor_rows(n, m, budget) < n
+    X = np.random.default_rng(4).uniform(size=(n, 3))
+    for cls in (GreedyCholesky, RPCholeskyCenters, SpectralGreedy):
+        sampler = cls(RBF(0.3), memory_budget=budget, random_state=0).fit(X)
+        tracemalloc.start()
+        with threadpool_limits(1):
+            idx = sampler.sample(m)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert len(idx) == m
+        assert peak <= budget, f"{cls.__name__}: {peak / 2**20:.1f} MiB"
+
+
+def test_spectral_greedy_with_every_row_a_candidate_is_greedy_cholesky():
+    X = np.random.default_rng(5).normal(size=(300, 2))
+    ours = make_sampler("spectral-greedy", kernel=KERNEL, reg=1e-3, random_state=0)
+    ours.set_params(pool_factor=100).fit(X)
+    assert ours.effective_dimension_ > 1  # real leverage scores
+    np.testing.assert_array_equal(ours.sample(20), GreedyCholesky(KERNEL).fit(X).sample(20))
+
+
+def test_spectral_greedy_pool_of_one_per_centre_is_leverage_sampling_without_replacement():
+    X = np.random.default_rng(6).normal(size=(2000, 2))
+    ours = make_sampler("spectral-greedy", kernel=KERNEL, reg=1e-3, random_state=0)
+    ours.set_params(pool_factor=1).fit(X)
+    rng = np.random.default_rng(7)
+    expected = np.sort(rng.choice(2000, size=50, replace=False, p=ours.probabilities_))
+    np.testing.assert_array_equal(ours.sample(50, random_state=np.random.default_rng(7)), expected)
+
+
+@pytest.mark.parametrize("name", SELECTORS)
+def test_bad_requests_are_clear_errors(name):
+    X = np.random.default_rng(0).uniform(size=(50, 2))
+    sampler = make_sampler(name, kernel=RBF(2.0), reg=1e-2, random_state=0)
+    with pytest.raises(Exception, match="fit"):
+        sampler.select(5)
+    sampler.fit(X)
+    with pytest.raises(ValueError, match="at most n"):
+        sampler.select(51)
+    with pytest.raises(ValueError, match="n_samples"):
+        sampler.select(0)
+    with pytest.raises(ValueError, match=r"NaN|infinity"):
+        make_sampler(name, kernel=KERNEL, reg=1e-3).fit(np.full((5, 2), np.nan))
