@@ -121,32 +121,36 @@ def sgpr(X, y, Xte, yte, inducing: np.ndarray, kernel, noise: float, steps: int)
     return rmse, nll
 
 
-def run(ms=(50, 200), seeds=(0, 1, 2), steps: int = 0, methods=METHODS) -> list[dict]:
-    """One row per (seed, M, method): test RMSE in MW, test NLL, seconds to select the points."""
+def run(ms=(50, 200), seeds=(0, 1, 2), steps: int = 0, methods=METHODS, hyper: str = "gp") -> list[dict]:
+    """One row per (seed, M, method): test RMSE in MW, test NLL, seconds to select the points.
+    ``hyper="gp"``: :func:`hyperparameters`; ``"krr-cv"``: RBF ℓ = 0.62, c = 1, σ² = nλ with
+    λ = 1.9e-5, the kernel and λ NystromKRRCV chose on CCPP (docs/notes/krr-cv.md)."""
     torch.set_num_threads(1)
     rows = []
     for seed in seeds:
         X, y, Xte, yte, scale = load_ccpp(seed)
-        kernel, noise = hyperparameters(X, y, seed)
+        kernel, noise = (hyperparameters(X, y, seed) if hyper == "gp"
+                         else (ConstantKernel(1.0) * RBF(0.62), 1.9e-5 * X.shape[0]))
         for m in ms:
             for method in methods:
                 start = time.perf_counter()
                 points = inducing_points(method, X, m, kernel, noise, seed)
                 seconds = time.perf_counter() - start
                 rmse, nll = sgpr(X, y, Xte, yte, points, kernel, noise, steps)
-                rows.append(dict(seed=seed, m=m, method=method, steps=steps, rmse=rmse * scale, nll=nll,
-                                 select_seconds=seconds))
+                rows.append(dict(seed=seed, m=m, method=method, steps=steps, hyper=hyper,
+                                 rmse=rmse * scale, nll=nll, select_seconds=seconds))
     return rows
 
 
 def summary(rows: list[dict]) -> list[dict]:
-    """Means over seeds per (steps, M, method)."""
-    keys = sorted({(r["steps"], r["m"], r["method"]) for r in rows},
-                  key=lambda k: (k[0], k[1], METHODS.index(k[2])))
+    """Means over seeds per (hyper-parameters, steps, M, method)."""
+    keys = sorted({(r["hyper"], r["steps"], r["m"], r["method"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2], METHODS.index(k[3])))
     out = []
-    for steps, m, method in keys:
-        group = [r for r in rows if (r["steps"], r["m"], r["method"]) == (steps, m, method)]
-        out.append(dict(steps=steps, m=m, method=method, seeds=len(group),
+    for hyper, steps, m, method in keys:
+        key = (hyper, steps, m, method)
+        group = [r for r in rows if (r["hyper"], r["steps"], r["m"], r["method"]) == key]
+        out.append(dict(hyper=hyper, steps=steps, m=m, method=method, seeds=len(group),
                         rmse=float(np.mean([r["rmse"] for r in group])),
                         nll=float(np.mean([r["nll"] for r in group])),
                         select_seconds=float(np.median([r["select_seconds"] for r in group]))))
@@ -157,19 +161,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--m", type=int, nargs="+", default=[50, 200])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, nargs="+", default=[0, 100])
+    parser.add_argument("--steps", type=int, nargs="+", default=[0, 50])
+    parser.add_argument("--hyper", nargs="+", default=["gp"], choices=["gp", "krr-cv"])
     args = parser.parse_args()
-    rows = [row for steps in args.steps for row in run(args.m, args.seeds, steps)]
-    print("| steps | seed | M | method | test RMSE (MW) | test NLL | select s |")
-    print("|---|---|---|---|---|---|---|")
+    rows = [row for hyper in args.hyper for steps in args.steps
+            for row in run(args.m, args.seeds, steps, hyper=hyper)]
+    print("| hyper | steps | seed | M | method | test RMSE (MW) | test NLL | select s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['steps']} | {r['seed']} | {r['m']} | {r['method']} | {r['rmse']:.3f} "
+        print(f"| {r['hyper']} | {r['steps']} | {r['seed']} | {r['m']} | {r['method']} | {r['rmse']:.3f} "
               f"| {r['nll']:.4f} | {r['select_seconds']:.2f} |")
     print("\nMeans over seeds (selection seconds: median)\n")
-    print("| steps | M | method | seeds | test RMSE (MW) | test NLL | select s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| hyper | steps | M | method | seeds | test RMSE (MW) | test NLL | select s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in summary(rows):
-        print(f"| {r['steps']} | {r['m']} | {r['method']} | {r['seeds']} | {r['rmse']:.3f} "
+        print(f"| {r['hyper']} | {r['steps']} | {r['m']} | {r['method']} | {r['seeds']} | {r['rmse']:.3f} "
               f"| {r['nll']:.4f} | {r['select_seconds']:.2f} |")
 
 
