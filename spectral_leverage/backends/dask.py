@@ -135,13 +135,17 @@ def summarise(X: da.Array, rows: np.ndarray | None) -> tuple:
 
 
 def share(obj):
-    """``obj`` for use inside a graph: broadcast to every worker of an active distributed client
-    (one copy per worker), otherwise one shared graph key."""
+    """``obj`` for use inside a graph: broadcast to every worker of the distributed client the
+    graph will run on (one copy per worker), otherwise one shared graph key: also with a client
+    about, when a local scheduler is chosen (``dask.config.set(scheduler="threads")``), whose
+    tasks could not read the client's scattered data."""
     try:
         from distributed import get_client
 
         client = get_client()
     except (ImportError, ValueError):
+        return dask.delayed(obj, pure=True)
+    if dask.base.get_scheduler() != client.get:
         return dask.delayed(obj, pure=True)
     return client.scatter(obj, broadcast=True, hash=False)
 
