@@ -7,13 +7,14 @@ The package's own threads (:func:`on_all_cores`, :func:`kernel_block`) number at
 :func:`max_threads`, resolved as joblib resolves ``n_jobs``: an estimator's ``n_jobs``
 (:func:`use_n_jobs`), else ``joblib.effective_n_jobs(None)``, which is 1 unless inside a
 ``joblib.parallel_config(n_jobs=...)`` context; never more than the cores, fewer inside
-:func:`limit_threads` (the Dask worker tasks run under ``limit_threads(1)``: Dask already runs one
-task per worker thread). While the blocks run, threaded or not, BLAS is held to one thread
-(threadpoolctl), so that n threads use n cores rather than n times BLAS's own: the blocks'
-products have the data's d as inner dimension, where BLAS's threads buy little and, on a busy
-machine, cost several times over. For OpenBLAS the limit is process-wide, not per thread (seen
-with ``threadpool_info`` from another thread), so the calling thread sets it once around the
-blocks, as scikit-learn does around its OpenMP loops.
+:func:`limit_threads` (the Dask worker tasks run under :func:`in_task`, which holds them to one
+thread, as Dask already runs one task per worker thread, and shows no progress bars from inside
+them). While the blocks run, threaded or not, BLAS is held to one thread (threadpoolctl), so
+that n threads use n cores rather than n times BLAS's own: the blocks' products have the data's
+d as inner dimension, where BLAS's threads buy little and, on a busy machine, cost several times
+over. For OpenBLAS the limit is process-wide, not per thread (seen with ``threadpool_info`` from
+another thread), so the calling thread sets it once around the blocks, as scikit-learn does around
+its OpenMP loops.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", "kernel_block",
-           "kernel_product", "limit_threads", "max_threads", "on_all_cores", "row_chunks", "use_n_jobs"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", "in_task", "kernel_block",
+           "kernel_product", "limit_threads", "max_threads", "on_all_cores", "progress", "row_chunks",
+           "use_n_jobs"]
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
@@ -82,6 +84,37 @@ def column_summary(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # context-local, so a limit set in one thread (one Dask task, say) leaves the others alone; a new
 # thread starts without a limit (None: joblib's default)
 _THREAD_LIMIT: ContextVar[int | None] = ContextVar("spectral_leverage_thread_limit", default=None)
+
+
+# context-local like the thread limit: True inside one task of a task scheduler (in_task)
+_IN_TASK: ContextVar[bool] = ContextVar("spectral_leverage_in_task", default=False)
+
+
+@contextmanager
+def in_task() -> Iterator[None]:
+    """Context manager for the body of one task of a task scheduler (the Dask backend runs each of
+    its tasks under it): :func:`limit_threads` (1), since the scheduler already runs one task per
+    worker thread, and no progress bars (:func:`progress`), since bars printed by concurrent tasks
+    interleave on the workers' output; the scheduler's own progress (``dask.diagnostics.ProgressBar``,
+    ``distributed.progress``, the dashboard) follows the tasks instead.
+
+    Examples
+    --------
+    >>> with in_task():
+    ...     progress(range(3), verbose=True).disable
+    True
+    """
+    token = _IN_TASK.set(True)
+    try:
+        with limit_threads(1):
+            yield
+    finally:
+        _IN_TASK.reset(token)
+
+
+def progress(iterable=None, *, verbose: bool, **kwargs) -> tqdm:
+    """``tqdm(iterable, **kwargs)``, shown when ``verbose`` and not inside :func:`in_task`."""
+    return tqdm(iterable, disable=not verbose or _IN_TASK.get(), **kwargs)
 
 
 def max_threads() -> int:
@@ -210,6 +243,6 @@ def kernel_product(kernel, X: np.ndarray, Z: np.ndarray, coef: np.ndarray, *, me
     out = np.empty((X.shape[0], *coef.shape[1:]))
     bytes_per_row = KERNEL_BYTES_PER_ENTRY * Z.shape[0] + 8.0 * (X.shape[1] + coef[0].size)
     chunks = list(row_chunks(X.shape[0], bytes_per_row, memory_budget))
-    for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
+    for rows in progress(chunks, verbose=verbose, desc=desc, unit="block"):
         out[rows] = kernel_block(kernel, X[rows], Z) @ coef
     return out

@@ -5,6 +5,8 @@ The floors are those of docs/architecture.md. The graph is read from the source 
 """
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ FLOORS = {
     "spectral": 4,
     "samplers": 5,
     "krr": 6,
-    "validation": 7,
+    "validation": 7, "interop": 7,
     "cli": 8,
 }
 
@@ -137,3 +139,12 @@ def test_the_check_sees_a_circle():
     edges = graph()
     edges["spectral_leverage.kernels"] |= {"spectral_leverage.krr.nystrom"}
     assert any("spectral_leverage.kernels" in component for component in cycles(edges))
+
+
+def test_optional_libraries_are_not_imported_with_the_package():
+    """torch, gpytorch (the [interop] extra) and Dask load only where they are used, not with
+    ``import spectral_leverage`` nor ``import spectral_leverage.interop``."""
+    code = ("import sys, spectral_leverage, spectral_leverage.interop; "
+            "print(sorted({'torch', 'gpytorch', 'dask', 'distributed'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -36,7 +36,7 @@ RUNS = {
     "TreeDensity": lambda j: TreeDensity(n_jobs=j, random_state=0).fit(X5).density(X5),
     "BinnedDensity": lambda j: BinnedDensity(memory_budget=SMALL, n_jobs=j).fit(X2).density(X2),
     "NystromKRR": lambda j: NystromKRR(KERNEL, 1e-3, 100, n_jobs=j, random_state=0).fit(X2, Y).predict(X2),
-    "LeverageNystroem": lambda j: LeverageNystroem(KERNEL, 1e-3, 100, n_jobs=j,
+    "LeverageNystroem": lambda j: LeverageNystroem(KERNEL, reg=1e-3, n_components=100, n_jobs=j,
                                                    random_state=0).fit(X2).transform(X2),
     "SketchedKRR": lambda j: SketchedKRR(KERNEL, 1e-3, 100, n_jobs=j, random_state=0).fit(X2, Y).predict(X2),
 }

@@ -171,7 +171,8 @@ def run(target: str, X, n: int, kernel, reg: float, seed: int) -> list[np.ndarra
         assert values.shape == (n,) and np.all(np.isfinite(values)) and np.all(values >= 0)
         return [values]
     if target == "LeverageNystroem":
-        features = sl.LeverageNystroem(kernel, reg, n_components=20, random_state=seed).fit(X).transform(X)
+        features = sl.LeverageNystroem(kernel, reg=reg, n_components=20,
+                                       random_state=seed).fit(X).transform(X)
         assert np.all(np.isfinite(features))
         return [features]
     regressor = next(cls for cls in REGRESSORS if cls.__name__ == target)

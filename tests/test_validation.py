@@ -44,7 +44,7 @@ def test_identical_rows_pass():
     *(lambda X, k, name=name: sl.make_sampler(name, kernel=k, reg=1.0, random_state=0).fit(X)
       for name in ("exact", "alaoui-mahoney", "recursive-rls", "squeak", "bless")),
     lambda X, k: sl.NystromKRR(k, 1.0, n_centers=10, sampler="uniform").fit(X, X[:, 0]),
-    lambda X, k: sl.LeverageNystroem(k, 1.0, n_components=10, sampler="uniform").fit(X),
+    lambda X, k: sl.LeverageNystroem(k, reg=1.0, n_components=10, sampler="uniform").fit(X),
     lambda X, k: sl.SketchedKRR(k, 1.0, sketch_size=10).fit(X, X[:, 0]),
     lambda X, k: sl.sample_centers(X, 10, kernel=k, reg=1.0, method="uniform"),
 ], ids=["exact_leverage", "exact", "alaoui-mahoney", "recursive-rls", "squeak", "bless", "NystromKRR",

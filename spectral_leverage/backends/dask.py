@@ -3,11 +3,19 @@
 Blocks are the Dask array's row chunks (one column chunk). With a ``dask.distributed`` client
 active the work runs on its cluster: large shared objects (a fitted density, the centres) are
 scattered to every worker once, per-block results are summed by a tree reduction, and every task
-runs under ``limit_threads(1)``. Dask is an optional dependency
-(``pip install spectral_leverage[dask]``), imported only when a Dask collection arrives.
+runs under :func:`~spectral_leverage._blocks.in_task`: one thread, and no progress bars (``verbose``
+bars from concurrent tasks would interleave; Dask's own progress follows the tasks: wrap a fit in
+``dask.diagnostics.ProgressBar()``, or watch the dashboard of a distributed client). Dask is an
+optional dependency (``pip install spectral_leverage[dask]``, with bokeh for the dashboard),
+imported only when a Dask collection arrives.
 
 Per-row results are lazy Dask arrays with X's row chunks. Inputs are checked for NaN and infinity
 inside the tasks that read them, in the same pass, so no pass over the data is spent on checks.
+Passes over X, each one needing the result of the one before (tests/backends/test_dask.py counts
+them): ``SpectralLeverage.fit`` reads X twice (column statistics with the anchor rows; the density
+at every row, persisted), three times with the binned KDE (the grid counts in between);
+``sample`` reads only the persisted densities; ``NystromKRR.fit`` adds two (the centre rows, from
+the chunks that hold one; the normal equations, which read y once).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from .._blocks import limit_threads
+from .._blocks import in_task
 from ._inverse_cdf import SEGMENT, locate, segment_totals, split_draws
 
 name = "dask"
@@ -127,23 +135,28 @@ def summarise(X: da.Array, rows: np.ndarray | None) -> tuple:
 
 
 def share(obj):
-    """``obj`` for use inside a graph: broadcast to every worker of an active distributed client
-    (one copy per worker), otherwise one shared graph key."""
+    """``obj`` for use inside a graph: broadcast to every worker of the distributed client the
+    graph will run on (one copy per worker), otherwise one shared graph key: also with a client
+    about, when a local scheduler is chosen (``dask.config.set(scheduler="threads")``), whose
+    tasks could not read the client's scattered data."""
     try:
         from distributed import get_client
 
         client = get_client()
     except (ImportError, ValueError):
         return dask.delayed(obj, pure=True)
+    if dask.base.get_scheduler() != client.get:
+        return dask.delayed(obj, pure=True)
     return client.scatter(obj, broadcast=True, hash=False)
 
 
-def _one_thread(task):
-    """``task`` run under ``limit_threads(1)``: Dask runs one task per worker thread already, so a
-    task that fanned out over every core as well would oversubscribe them."""
+def _as_task(task):
+    """``task`` run under :func:`~spectral_leverage._blocks.in_task`: one thread (Dask runs one task
+    per worker thread already, so a task that fanned out over every core as well would
+    oversubscribe them) and no progress bars (Dask's own progress follows the tasks)."""
     @functools.wraps(task)
     def run(*args, **kwargs):
-        with limit_threads(1):
+        with in_task():
             return task(*args, **kwargs)
     return run
 
@@ -151,9 +164,9 @@ def _one_thread(task):
 def map_rows(func, A: da.Array, *args, columns: int | None = None) -> da.Array:
     if columns is None:
         drop = {"drop_axis": 1} if A.ndim == 2 else {}
-        return A.map_blocks(_one_thread(func), *args, dtype=float, meta=np.empty(0), **drop)
+        return A.map_blocks(_as_task(func), *args, dtype=float, meta=np.empty(0), **drop)
     extra = {} if A.ndim == 2 else {"new_axis": 1}
-    return A.map_blocks(_one_thread(func), *args, chunks=(A.chunks[0], (columns,)), dtype=float,
+    return A.map_blocks(_as_task(func), *args, chunks=(A.chunks[0], (columns,)), dtype=float,
                         meta=np.empty((0, 0)), **extra)
 
 
@@ -164,7 +177,7 @@ def _add(a: tuple, b: tuple) -> tuple:
 def sum_blocks(func, *arrays: da.Array, args: tuple = ()) -> tuple:
     """Tree (pairwise) sum over the row blocks of the tuples ``func(*blocks, *args)``."""
     blocks = zip(*(A.to_delayed().ravel() for A in arrays), strict=True)
-    parts = [dask.delayed(_one_thread(func))(*block, *args) for block in blocks]
+    parts = [dask.delayed(_as_task(func))(*block, *args) for block in blocks]
     while len(parts) > 1:
         parts = [dask.delayed(_add)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]

@@ -15,13 +15,13 @@ from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from tqdm.auto import tqdm
 
 from .._blocks import (
     DEFAULT_MEMORY_BUDGET,
     N_THREADS,
     column_summary,
     on_all_cores,
+    progress,
     row_chunks,
     use_n_jobs,
 )
@@ -228,7 +228,7 @@ class BinnedDensity(BaseEstimator):
         counts = np.zeros(self.grid_cells_)
         # per row: d coordinates, then 2^d corner indices and weights (one bincount per chunk)
         chunks = list(row_chunks(X.shape[0], 8.0 * (4 * d + 2 * 2**d + 4), self.memory_budget / 4))
-        for rows in tqdm(chunks, disable=not self.verbose or len(chunks) < 2, desc="binning"):
+        for rows in progress(chunks, verbose=self.verbose and len(chunks) >= 2, desc="binning"):
             index, weight = _cell_corners(self._cells(X[rows]), self.grid_shape_)
             counts += np.bincount(index.ravel(), weights=weight.ravel(), minlength=counts.shape[0])
         return counts
@@ -349,7 +349,7 @@ class BinnedDensity(BaseEstimator):
         bytes_per_row = 8.0 * (4 * d + 4 * 2**d + 2)
         chunk_bytes = min(self.memory_budget / (4 * N_THREADS), bytes_per_row * 2**16)
         chunks = list(row_chunks(X.shape[0], bytes_per_row, chunk_bytes))
-        progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc=desc)
+        bar = progress(total=len(chunks), verbose=self.verbose and len(chunks) >= 2, desc=desc)
 
         def fill(rows: slice) -> None:
             cells = self._cells(X[rows])
@@ -358,12 +358,12 @@ class BinnedDensity(BaseEstimator):
             weight[:, off] = 0.0
             for k, grid in enumerate(grids):
                 out[k, rows] = np.einsum("ij,ij->j", np.take(grid.ravel(), index), weight)
-            progress.update()
+            bar.update()
 
         try:
             on_all_cores(fill, chunks)
         finally:
-            progress.close()
+            bar.close()
         return out
 
     @use_n_jobs

@@ -11,9 +11,8 @@ from scipy.special import gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
-from tqdm.auto import tqdm
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, row_chunks
+from .._blocks import DEFAULT_MEMORY_BUDGET, progress, row_chunks
 from .._validation import (
     MEMORY_BUDGET,
     POSITIVE_INT,
@@ -120,7 +119,7 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
         skip, _, k = self._counts(training)
         radius = np.empty(X.shape[0])
         chunks = list(row_chunks(X.shape[0], 16.0 * (k + skip), self.memory_budget))
-        for rows in tqdm(chunks, disable=not self.verbose, desc="density", unit="chunk"):
+        for rows in progress(chunks, verbose=self.verbose, desc="density", unit="chunk"):
             dist, _ = self._tree.query(np.ascontiguousarray(X[rows]), k=k + skip)
             radius[rows] = dist.reshape(-1, k + skip)[:, -1]
         return radius

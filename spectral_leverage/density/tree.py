@@ -52,9 +52,8 @@ from pykdtree.kdtree import KDTree
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
-from tqdm.auto import tqdm
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, row_chunks, use_n_jobs
+from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, progress, row_chunks, use_n_jobs
 from .._validation import (
     MEMORY_BUDGET,
     N_JOBS,
@@ -252,7 +251,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         bytes_per_row = 12.0 * anchors.shape[0]
         chunk_bytes = min(self.memory_budget / (2 * N_THREADS), 2**22)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, chunk_bytes))
-        progress = tqdm(total=len(chunks), disable=not self.verbose or len(chunks) < 2, desc="density")
+        bar = progress(total=len(chunks), verbose=self.verbose and len(chunks) >= 2, desc="density")
 
         def fill(rows: slice) -> None:
             query = W[rows] - centre
@@ -266,12 +265,12 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             if moments:
                 np.copyto(exponent, terms)
                 gradient[rows], along[rows] = _log_kde_moments(exponent, total, query, powers)
-            progress.update()
+            bar.update()
 
         try:
             on_all_cores(fill, chunks)
         finally:
-            progress.close()
+            bar.close()
         return out + self._log_norm, gradient, along
 
     def _prepare_interpolation(self) -> None:
@@ -294,7 +293,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
         bytes_per_row = 40.0 * k + 8 * d + 8.0 * k * (4 * d + 1)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, self.memory_budget))
-        for rows in tqdm(chunks, disable=not self.verbose, desc="density", unit="chunk"):
+        for rows in progress(chunks, verbose=self.verbose, desc="density", unit="chunk"):
             dist, idx = self._tree.query(np.ascontiguousarray(W[rows]), k=k)
             dist, idx = dist.reshape(-1, k), idx.reshape(-1, k).astype(np.intp)
             # weights exp(-r²/(2·0.5²)), shifted by the nearest anchor so they never underflow

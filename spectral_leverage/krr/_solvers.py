@@ -38,7 +38,6 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.linalg.blas import dsyrk
 from sklearn.exceptions import ConvergenceWarning
-from tqdm.auto import tqdm
 
 from .._blocks import (
     KERNEL_BYTES_PER_ENTRY,
@@ -46,6 +45,7 @@ from .._blocks import (
     kernel_product,
     max_threads,
     on_all_cores,
+    progress,
     row_chunks,
 )
 
@@ -95,7 +95,7 @@ def whitened_blocks(X: np.ndarray, shared: tuple, memory_budget: float, columns:
     r"""Yield ``(rows, Bᵀ)`` over row blocks of X with :math:`B^\top = T^{-\top} K_{bJ}^\top`, shape
     (m, b), for ``shared = (kernel, centers, T)``; ``columns`` targets ride along in the budget."""
     chunks = _chunks(X, columns, shared[1].shape[0], memory_budget)
-    for rows in tqdm(chunks, disable=not verbose, desc=desc, unit="block"):
+    for rows in progress(chunks, verbose=verbose, desc=desc, unit="block"):
         yield rows, _whiten(shared, X[rows])
 
 
@@ -113,7 +113,7 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
     chunks = _chunks(X, Y.shape[1], m, memory_budget / n_threads)
     runs = [chunks[i::n_threads] for i in range(min(n_threads, len(chunks)))]
     sums: list = [None] * len(runs)
-    progress = tqdm(total=len(chunks), disable=not verbose, desc="NystromKRR fit", unit="block")
+    bar = progress(total=len(chunks), verbose=verbose, desc="NystromKRR fit", unit="block")
 
     def fill(run: int) -> None:
         H, c = np.zeros((m, m), order="F"), np.zeros((m, Y.shape[1]))
@@ -127,13 +127,13 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
             s += Bt @ w
             sy += w @ Yb
             total += float(w.sum())
-            progress.update()
+            bar.update()
         sums[run] = [H, c, s, sy, total]
 
     try:
         on_all_cores(fill, range(len(runs)))
     finally:
-        progress.close()
+        bar.close()
     H, c, s, sy, total = sums[0]
     for part in sums[1:]:
         H += part[0]
@@ -218,7 +218,7 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
     rs = np.einsum("ij,ij->j", r, r)
     target = (_CG_TOL**2) * np.maximum(np.einsum("ij,ij->j", rhs, rhs), np.finfo(float).tiny)
     n_iter = 0
-    progress = tqdm(total=_CG_MAX_ITER, disable=not verbose, desc="NystromKRR cg", unit="iter")
+    bar = progress(total=_CG_MAX_ITER, verbose=verbose, desc="NystromKRR cg", unit="iter")
     while n_iter < _CG_MAX_ITER and np.any(rs > target):
         active = rs > target
         Ap = matvec(p)
@@ -230,8 +230,8 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
         p = r + np.where(active, rs_new / np.where(rs > 0, rs, 1.0), 0.0) * p
         rs = rs_new
         n_iter += 1
-        progress.update(1)
-    progress.close()
+        bar.update(1)
+    bar.close()
     if np.any(rs > target):
         warnings.warn(
             f"NystromKRR: conjugate gradient did not reach relative residual {_CG_TOL:g} in "

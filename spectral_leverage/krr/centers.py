@@ -163,9 +163,11 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
                  sample_weight: np.ndarray | None = None, replace: bool = True) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
     rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
-    exactly ``n_centers`` distinct rows; a selector's (:class:`~spectral_leverage.samplers.
-    CenterSelector`) ``n_centers`` distinct rows, whatever ``replace`` and ``sample_weight``. On
-    Dask only the spectral sampler runs where the data are.
+    exactly ``n_centers`` distinct rows (each draw among the rows not yet drawn, in proportion to
+    their probabilities: the law of drawing with replacement until ``n_centers`` distinct rows have
+    come up); a selector's (:class:`~spectral_leverage.samplers.CenterSelector`) ``n_centers``
+    distinct rows, whatever ``replace`` and ``sample_weight``. On Dask only the spectral sampler runs
+    where the data are.
 
     With positive ``sample_weight`` (in memory) row i is drawn with probability proportional to
     :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
@@ -188,8 +190,12 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     if sample_weight is None or isinstance(obj, CenterSelector):
         indices = obj.sample(n_centers, replace=replace, random_state=rng)
     elif not replace:
-        raise ValueError("replace=False draws by the sampler's own probabilities; with sample_weight "
-                         "the centres are drawn with replacement (replace=True).")
+        weighted = np.asarray(obj.scores_, dtype=float) * sample_weight
+        n_positive = int(np.count_nonzero(weighted > 0))
+        if n_centers > n_positive:
+            raise ValueError(f"{name}={n_centers} distinct rows asked for, but only {n_positive} have a "
+                             "positive weight and score: ask for fewer.")
+        indices = rng.choice(n, size=n_centers, replace=False, p=weighted / weighted.sum())
     else:
         backend = backend_for(X)
         scores, _, state = backend.summarise_scores(obj.scores_ * sample_weight)

@@ -5,6 +5,7 @@ import sys
 import threading
 import time
 
+import dask
 import numpy as np
 import pytest
 from sklearn.gaussian_process.kernels import Matern
@@ -231,3 +232,62 @@ def test_dask_tasks_run_under_the_thread_limit(request, scheduler):
     np.testing.assert_array_equal(limited, 1.0)
     # other tasks on the same worker threads, and the caller, keep the full fan-out
     np.testing.assert_array_equal(free[:, 0], N_THREADS)
+
+
+def test_no_progress_bars_inside_dask_tasks(monkeypatch, capfd):
+    """verbose=True: the bars of the work inside Dask tasks are all disabled (they would interleave);
+    the client's own steps keep theirs, and Dask's ProgressBar follows the tasks."""
+    from dask.diagnostics import ProgressBar
+
+    from spectral_leverage import _blocks
+
+    created, real = [], _blocks.tqdm
+
+    def recording(*args, **kwargs):
+        created.append((_blocks._IN_TASK.get(), kwargs["disable"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_blocks, "tqdm", recording)
+    X = np.random.default_rng(1).normal(size=(20_000, 4))
+    sampler = SpectralLeverage(KERNEL, REG, kde="tree", intrinsic_dim=None, verbose=True,
+                               memory_budget=2**20, algorithm="density", random_state=0)
+    sampler.fit(X)
+    assert (False, False) in created  # in memory, bars are shown
+    created.clear()
+    with ProgressBar(), dask.config.set(scheduler="threads"):
+        sampler.fit(da.from_array(X, chunks=(5000, 4)))
+    in_tasks = [disable for in_task, disable in created if in_task]
+    assert len(in_tasks) >= 4 and all(in_tasks)
+    assert "Completed" in capfd.readouterr().out
+
+
+def test_passes_over_the_data():
+    """The passes over X and y that scaling.md and the backend's docstring state, counted as reads of
+    X's chunks (each pass needs the result of the one before, so none can be fused)."""
+    counts = {"X": 0, "y": 0}
+    lock = threading.Lock()
+
+    def read(block, name):
+        with lock:
+            counts[name] += 1
+        return block
+
+    rng = np.random.default_rng(2)
+    passes = {}
+    for d, kde in ((3, "binned"), (4, "tree")):
+        X = rng.uniform(size=(40_000, d))
+        Xd = da.from_array(X, chunks=(10_000, d)).map_blocks(read, "X", meta=np.empty((0, 0)))
+        yd = da.from_array(np.sin(4 * X[:, 0]), chunks=10_000).map_blocks(read, "y", meta=np.empty(0))
+        with dask.config.set(scheduler="sync"):
+            sampler = _sampler().fit(Xd)
+            passes[kde, "SpectralLeverage.fit"] = counts["X"] / 4
+            counts.update(X=0)
+            sampler.sample(50, random_state=0)
+            passes[kde, "sample"] = counts["X"] / 4
+            counts.update(X=0, y=0)
+            NystromKRR(KERNEL, REG, n_centers=100, random_state=0).fit(Xd, yd)
+            passes[kde, "NystromKRR.fit"] = (counts["X"] / 4, counts["y"] / 4)
+            counts.update(X=0, y=0)
+    assert passes == {("binned", "SpectralLeverage.fit"): 3, ("binned", "sample"): 0,
+                      ("binned", "NystromKRR.fit"): (5, 1), ("tree", "SpectralLeverage.fit"): 2,
+                      ("tree", "sample"): 0, ("tree", "NystromKRR.fit"): (4, 1)}

@@ -185,7 +185,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="X has 3 features, but NystromKRR is expecting 2"):
         model.predict(np.zeros((4, 3)))
     with pytest.raises(ValueError, match="n_components"):
-        LeverageNystroem(RBF(0.5), 1e-3, n_components=0).fit(X)
+        LeverageNystroem(RBF(0.5), reg=1e-3, n_components=0).fit(X)
     with pytest.raises(ValueError, match="n_centers"):
         sample_centers(X, 0, kernel=RBF(0.5), reg=1e-3)
 
@@ -197,7 +197,7 @@ def test_too_many_centres_warns_and_uses_all():
     np.testing.assert_array_equal(model.center_indices_, np.arange(40))
     np.testing.assert_array_equal(model.centers_, X)
     with pytest.warns(UserWarning, match="n_components=100"):
-        tr = LeverageNystroem(RBF(0.5), 1e-3, n_components=100).fit(X)
+        tr = LeverageNystroem(RBF(0.5), reg=1e-3, n_components=100).fit(X)
     assert tr.transform(X).shape == (40, 40)
     with pytest.warns(UserWarning, match="n_centers"):
         idx = sample_centers(X, 41, kernel=RBF(0.5), reg=1e-3)
@@ -272,15 +272,15 @@ def test_sample_centers_returns_what_was_asked_or_says_why():
 def test_leverage_nystroem():
     X, y = smooth_data(600, seed=10)
     kernel = RBF(0.4)
-    tr = LeverageNystroem(kernel, 1e-3, n_components=600, random_state=0).fit(X)
+    tr = LeverageNystroem(kernel, reg=1e-3, n_components=600, random_state=0).fit(X)
     F = tr.transform(X)
     np.testing.assert_allclose(F @ F.T, kernel(X), atol=1e-5)  # all components: K reproduced
-    tr = LeverageNystroem(kernel, 1e-3, n_components=60, random_state=0).fit(X)
+    tr = LeverageNystroem(kernel, reg=1e-3, n_components=60, random_state=0).fit(X)
     m = len(tr.component_indices_)
     assert tr.components_.shape == (m, 2) and tr.normalization_.shape == (m, m)
     np.testing.assert_array_equal(tr.components_, X[tr.component_indices_])
     assert list(tr.get_feature_names_out())[:2] == ["leveragenystroem0", "leveragenystroem1"]
-    pipe = make_pipeline(LeverageNystroem(kernel, 1e-3, n_components=60, random_state=0),
+    pipe = make_pipeline(LeverageNystroem(kernel, reg=1e-3, n_components=60, random_state=0),
                          Ridge(alpha=1e-3)).fit(X, y)
     assert pipe.score(X, y) > 0.8
 

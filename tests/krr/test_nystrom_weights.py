@@ -124,7 +124,7 @@ def test_zero_weights_equal_dropped_rows(sampler, solver):
     np.testing.assert_array_equal(weighted.center_indices_, np.flatnonzero(keep)[dropped.center_indices_])
     np.testing.assert_allclose(weighted.coef_, dropped.coef_, rtol=1e-12, atol=1e-12)
     assert weighted.intercept_ == pytest.approx(dropped.intercept_, rel=1e-12)
-    transformer = LeverageNystroem(KERNEL, 1e-3, 60, sampler=sampler, random_state=7)
+    transformer = LeverageNystroem(KERNEL, reg=1e-3, n_components=60, sampler=sampler, random_state=7)
     idx = transformer.fit(X, sample_weight=w).component_indices_
     np.testing.assert_array_equal(idx, np.flatnonzero(keep)[
         transformer.fit(X[keep], sample_weight=w[keep]).component_indices_])
@@ -204,10 +204,11 @@ def test_grid_search_routes_sample_weight(routing):
 def test_pipeline_routes_sample_weight_to_both_steps(routing):
     X, y, w = _outliers(seed=11)
     pipe = make_pipeline(
-        LeverageNystroem(RBF(0.5), 1e-3, 40, random_state=0).set_fit_request(sample_weight=True),
+        LeverageNystroem(RBF(0.5), reg=1e-3, n_components=40,
+                         random_state=0).set_fit_request(sample_weight=True),
         Ridge(1e-3).set_fit_request(sample_weight=True),
     ).fit(X, y, sample_weight=w)
-    alone = LeverageNystroem(RBF(0.5), 1e-3, 40, random_state=0).fit(X, sample_weight=w)
+    alone = LeverageNystroem(RBF(0.5), reg=1e-3, n_components=40, random_state=0).fit(X, sample_weight=w)
     np.testing.assert_array_equal(pipe[0].component_indices_, alone.component_indices_)
     assert np.all(w[alone.component_indices_] > 0)
     pipe_krr = make_pipeline(
