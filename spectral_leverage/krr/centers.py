@@ -50,9 +50,9 @@ def _is_spectral(sampler) -> bool:
     return sampler == "spectral" if isinstance(sampler, str) else isinstance(sampler, SpectralLeverage)
 
 
-def _spectral_at(X, sampler, kernel, reg: float, seed: int) -> SpectralLeverage:
+def _spectral_at(X, sampler, kernel, reg: float, seed: int, memory_budget: float) -> SpectralLeverage:
     obj = clone(sampler).set_params(reg=reg) if isinstance(sampler, SpectralLeverage) else \
-        SpectralLeverage(kernel, reg, random_state=seed)
+        SpectralLeverage(kernel, reg, random_state=seed, memory_budget=memory_budget)
     return obj.fit(X)
 
 
@@ -69,7 +69,7 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
     to uniform sampling (measurements: docs/notes/krr-cv.md)."""
     n = X.shape[0]
     seed = int(rng.integers(2**31 - 1))
-    fitted = _spectral_at(X, sampler, kernel, reg, seed)
+    fitted = _spectral_at(X, sampler, kernel, reg, seed, memory_budget)
     target = AUTO_CENTERS_FACTOR * fitted.effective_dimension_
     cap = min(center_budget(memory_budget), n)
     if target <= cap:
@@ -83,11 +83,11 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
     low, high = np.log(reg), np.log(reg)
     while fitted.effective_dimension_ > cap:
         low, high = high, high + np.log(10.0)
-        fitted = _spectral_at(X, sampler, kernel, float(np.exp(high)), seed)
+        fitted = _spectral_at(X, sampler, kernel, float(np.exp(high)), seed, memory_budget)
     best = fitted
     for _ in range(_BISECTION_STEPS):
         middle = 0.5 * (low + high)
-        fitted = _spectral_at(X, sampler, kernel, float(np.exp(middle)), seed)
+        fitted = _spectral_at(X, sampler, kernel, float(np.exp(middle)), seed, memory_budget)
         if fitted.effective_dimension_ > cap:
             low = middle
         else:
@@ -108,7 +108,7 @@ def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
         n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
                                                        memory_budget=memory_budget, rng=rng)
     idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
-                       sample_weight=sample_weight)
+                       sample_weight=sample_weight, memory_budget=memory_budget)
     return idx, min(n_centers, X.shape[0])
 
 
@@ -131,7 +131,7 @@ def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
         centers, idx = obj.select(n_centers, random_state=rng, sample_weight=sample_weight)
         return centers, idx, n_centers
     idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
-                       sample_weight=sample_weight)
+                       sample_weight=sample_weight, memory_budget=memory_budget)
     (centers,) = backend_for(X).compute(X[idx])
     return centers, idx, min(n_centers, X.shape[0])
 
@@ -160,7 +160,8 @@ def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_B
 
 
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
-                 sample_weight: np.ndarray | None = None, replace: bool = True) -> np.ndarray:
+                 sample_weight: np.ndarray | None = None, replace: bool = True,
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET) -> np.ndarray:
     """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
     rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
     exactly ``n_centers`` distinct rows (each draw among the rows not yet drawn, in proportion to
@@ -172,7 +173,8 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     With positive ``sample_weight`` (in memory) row i is drawn with probability proportional to
     :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
     for :math:`w_i` repeated rows, each of which has the leverage :math:`s_i` (to the extent that
-    repeating rows leaves the sampler's density estimate alone; exact for the uniform sampler)."""
+    repeating rows leaves the sampler's density estimate alone; exact for the uniform sampler).
+    A sampler given by name bounds its temporaries by ``memory_budget`` bytes."""
     n = X.shape[0]
     if n_centers >= n:
         if n_centers > n:
@@ -186,7 +188,7 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     if not (sampler == "spectral" if isinstance(sampler, str) else isinstance(sampler, SpectralLeverage)):
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
-    obj = _fitted_sampler(X, sampler, kernel, reg, rng)
+    obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget)
     if sample_weight is None or isinstance(obj, CenterSelector):
         indices = obj.sample(n_centers, replace=replace, random_state=rng)
     elif not replace:
