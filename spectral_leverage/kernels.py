@@ -190,7 +190,12 @@ def parse_kernel(kernel) -> StationaryKernel:
 def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
     """Natural log of the radial spectral density :math:`s(r)` in dimension ``d``.
 
-    Stable where :math:`s` itself underflows (large ``r``). Needs an isotropic kernel.
+    Stable where :math:`s` itself underflows (large ``r``) and where :math:`r^2` would overflow:
+    the Matérn base :math:`2\\nu/\\ell^2 + 4\\pi^2 r^2` is taken as the square of
+    ``hypot(sqrt(2 nu) / ell, 2 pi r)``, finite up to :math:`r \\approx 10^{307}` (a Matérn kernel
+    at small ν, whose density decays slowly, puts the quadrature's knee of dense data beyond
+    :math:`10^{154}`). The Gaussian's :math:`-2\\pi^2\\ell^2 r^2` may round to ``-inf``: the
+    correctly rounded log of a density below float64's range. Needs an isotropic kernel.
 
     Parameters
     ----------
@@ -215,7 +220,8 @@ def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
     ell = kernel.scalar_length_scale
     log_c = np.log(kernel.amplitude)
     if kernel.family == "rbf":
-        return log_c + 0.5 * d * np.log(2 * np.pi * ell**2) - 2 * np.pi**2 * ell**2 * r**2
+        with np.errstate(over="ignore"):
+            return log_c + 0.5 * d * np.log(2 * np.pi * ell**2) - 0.5 * (2 * np.pi * ell * r) ** 2
     nu = kernel.nu
     alpha = nu + 0.5 * d
     log_const = (
@@ -227,7 +233,7 @@ def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
         - gammaln(nu)
         - 2 * nu * np.log(ell)
     )
-    return log_const - alpha * np.log(2 * nu / ell**2 + 4 * np.pi**2 * r**2)
+    return log_const - 2 * alpha * np.log(np.hypot(np.sqrt(2 * nu) / ell, 2 * np.pi * r))
 
 
 def spectral_density(kernel, r, d: int) -> np.ndarray:
