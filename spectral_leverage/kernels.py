@@ -35,7 +35,8 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern
 
 from ._validation import check_kernel_range, is_dask_collection
 
-__all__ = ["StationaryKernel", "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density"]
+__all__ = ["StationaryKernel", "indefinite_kernel_error", "log_spectral_density", "parse_kernel",
+           "resolve_kernel", "spectral_density"]
 
 _SUPPORTED = (
     "sklearn.gaussian_process.kernels.Matern(length_scale, nu) or RBF(length_scale), "
@@ -185,6 +186,25 @@ def parse_kernel(kernel) -> StationaryKernel:
         if np.isfinite(nu):
             return StationaryKernel("matern", nu, length_scale, amplitude)
     return StationaryKernel("rbf", np.inf, length_scale, amplitude)
+
+
+def indefinite_kernel_error(what: str) -> np.linalg.LinAlgError:
+    """The error for a kernel matrix that Cholesky cannot factor, naming the usual cause and the fix.
+
+    scikit-learn's ``Matern`` at a ν other than 1/2, 3/2, 5/2 and ∞ evaluates the modified Bessel
+    function, which is inexact between duplicated or nearly coincident rows (below ν = 1/2 by up to
+    1 %), so its kernel matrices can be indefinite. A ``LinAlgError`` is a ``ValueError``.
+
+    Examples
+    --------
+    >>> str(indefinite_kernel_error("Cholesky of K failed")).split(":")[0]
+    'Cholesky of K failed'
+    """
+    return np.linalg.LinAlgError(
+        f"{what}: the matrix is not positive semi-definite. scikit-learn's Matern at a nu other "
+        "than 0.5, 1.5 or 2.5 is inexact between duplicated rows (below nu = 0.5 by up to 1 %); drop "
+        "duplicated rows, standardise X, or use nu = 0.5, 1.5 or 2.5."
+    )
 
 
 def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
