@@ -35,7 +35,8 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern
 
 from ._validation import check_kernel_range, is_dask_collection
 
-__all__ = ["StationaryKernel", "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density"]
+__all__ = ["StationaryKernel", "indefinite_kernel_error", "log_spectral_density", "parse_kernel",
+           "resolve_kernel", "spectral_density"]
 
 _SUPPORTED = (
     "sklearn.gaussian_process.kernels.Matern(length_scale, nu) or RBF(length_scale), "
@@ -187,10 +188,34 @@ def parse_kernel(kernel) -> StationaryKernel:
     return StationaryKernel("rbf", np.inf, length_scale, amplitude)
 
 
+def indefinite_kernel_error(what: str) -> np.linalg.LinAlgError:
+    """The error for a kernel matrix that Cholesky cannot factor, naming the usual cause and the fix.
+
+    scikit-learn's ``Matern`` at a ν other than 1/2, 3/2, 5/2 and ∞ evaluates the modified Bessel
+    function, which is inexact between duplicated or nearly coincident rows (below ν = 1/2 by up to
+    1 %), so its kernel matrices can be indefinite. A ``LinAlgError`` is a ``ValueError``.
+
+    Examples
+    --------
+    >>> str(indefinite_kernel_error("Cholesky of K failed")).split(":")[0]
+    'Cholesky of K failed'
+    """
+    return np.linalg.LinAlgError(
+        f"{what}: the matrix is not positive semi-definite. scikit-learn's Matern at a nu other "
+        "than 0.5, 1.5 or 2.5 is inexact between duplicated rows (below nu = 0.5 by up to 1 %); drop "
+        "duplicated rows, standardise X, or use nu = 0.5, 1.5 or 2.5."
+    )
+
+
 def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
     """Natural log of the radial spectral density :math:`s(r)` in dimension ``d``.
 
-    Stable where :math:`s` itself underflows (large ``r``). Needs an isotropic kernel.
+    Stable where :math:`s` itself underflows (large ``r``) and where :math:`r^2` would overflow:
+    the Matérn base :math:`2\\nu/\\ell^2 + 4\\pi^2 r^2` is taken as the square of
+    ``hypot(sqrt(2 nu) / ell, 2 pi r)``, finite up to :math:`r \\approx 10^{307}` (a Matérn kernel
+    at small ν, whose density decays slowly, puts the quadrature's knee of dense data beyond
+    :math:`10^{154}`). The Gaussian's :math:`-2\\pi^2\\ell^2 r^2` may round to ``-inf``: the
+    correctly rounded log of a density below float64's range. Needs an isotropic kernel.
 
     Parameters
     ----------
@@ -215,7 +240,8 @@ def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
     ell = kernel.scalar_length_scale
     log_c = np.log(kernel.amplitude)
     if kernel.family == "rbf":
-        return log_c + 0.5 * d * np.log(2 * np.pi * ell**2) - 2 * np.pi**2 * ell**2 * r**2
+        with np.errstate(over="ignore"):
+            return log_c + 0.5 * d * np.log(2 * np.pi * ell**2) - 0.5 * (2 * np.pi * ell * r) ** 2
     nu = kernel.nu
     alpha = nu + 0.5 * d
     log_const = (
@@ -227,7 +253,7 @@ def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:
         - gammaln(nu)
         - 2 * nu * np.log(ell)
     )
-    return log_const - alpha * np.log(2 * nu / ell**2 + 4 * np.pi**2 * r**2)
+    return log_const - 2 * alpha * np.log(np.hypot(np.sqrt(2 * nu) / ell, 2 * np.pi * r))
 
 
 def spectral_density(kernel, r, d: int) -> np.ndarray:

@@ -48,6 +48,18 @@ def inverse_sqrt(K: np.ndarray) -> np.ndarray:
     return U[:, keep] / np.sqrt(s[keep])
 
 
+def _finite(values: np.ndarray, kernel) -> np.ndarray:
+    """``values`` (kernel values on X) if all finite, else the package's one-line refusal of X whose
+    distances leave float64 kernel values, instead of a NaN that no eigensolver survives
+    (scikit-learn's general-ν Matérn is ``inf * 0`` at distances beyond about 1e100 length scales)."""
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"{kernel!r} gives NaN or infinite values on X: X's range in the kernel's units is too "
+            "extreme for float64 kernel values: standardise X and choose a length scale near its spread."
+        )
+    return values
+
+
 def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator, *,
                 gamma: float | None = None, represents: int | None = None,
                 memory_budget: float = 2**28, greedy: bool = False,
@@ -90,6 +102,12 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
         :math:`F` with :math:`FF^\top = K_{:P}K_{PP}^{+}K_{P:}`, the Nyström approximation at the
         pivots; rank <= m (fewer where a block was numerically rank-deficient).
 
+    Raises
+    ------
+    ValueError
+        Where a kernel value on X is NaN or infinite (X's distances leave float64 kernel values):
+        a one-line refusal naming the fix, before the eigensolver.
+
     Examples
     --------
     >>> from sklearn.gaussian_process.kernels import RBF
@@ -100,7 +118,7 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
     """
     n = X.shape[0]
     scale = 1.0 if represents is None else represents / n
-    residual = np.asarray(kernel.diag(X), dtype=float).copy()
+    residual = _finite(np.asarray(kernel.diag(X), dtype=float).copy(), kernel)
     width = min(int(max_pivots), n)
     factor = np.zeros((n, width))
     gram = np.zeros((width, width))  # F^T F, grown block by block
@@ -121,7 +139,7 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
         columns = np.empty((n, len(drawn)))
         for rows in row_chunks(n, KERNEL_BYTES_PER_ENTRY * len(drawn), memory_budget):
             columns[rows] = kernel(X[rows], X[drawn]) - factor[rows, :rank] @ factor[drawn, :rank].T
-        new = columns @ inverse_sqrt(columns[drawn])  # at most len(drawn) columns
+        new = columns @ inverse_sqrt(_finite(columns, kernel)[drawn])  # at most len(drawn) columns
         grown = rank + new.shape[1]
         factor[:, rank:grown] = new
         if gamma is not None:  # F^T F serves only the stopping rule

@@ -1,3 +1,6 @@
+import warnings
+
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +16,8 @@ from sklearn.gaussian_process.kernels import (
     WhiteKernel,
 )
 
-from spectral_leverage.kernels import parse_kernel, spectral_density
+from spectral_leverage import SpectralLeverage, exact_leverage
+from spectral_leverage.kernels import log_spectral_density, parse_kernel, spectral_density
 from spectral_leverage.spectral.quadrature import sphere_area
 
 KERNELS = [Matern(0.7, nu=0.5), Matern(0.7, nu=1.5), Matern(0.7, nu=2.5), Matern(0.7, nu=0.8), RBF(0.7)]
@@ -86,3 +90,51 @@ def test_spectral_density_positive_and_decreasing(nu, ell, d):
     s = spectral_density(Matern(ell, nu=nu), r, d)
     assert s[0] > 0 and np.all(s >= 0)  # may underflow to 0 far out
     assert np.all(np.diff(s) <= 0)
+
+
+def _matern_log_density(nu: float, ell: float, d: int, r: float) -> float:
+    """log s(r) of the Matérn kernel in d dimensions, in 50-digit arithmetic (no overflow)."""
+    with mpmath.workdps(50):
+        nu, ell, r = mpmath.mpf(nu), mpmath.mpf(ell), mpmath.mpf(r)
+        alpha = nu + mpmath.mpf(d) / 2
+        return float(d * mpmath.log(2) + d / 2 * mpmath.log(mpmath.pi) + mpmath.loggamma(alpha)
+                     + nu * mpmath.log(2 * nu) - mpmath.loggamma(nu) - 2 * nu * mpmath.log(ell)
+                     - alpha * mpmath.log(2 * nu / ell**2 + 4 * mpmath.pi**2 * r**2))
+
+
+@pytest.mark.parametrize("nu, ell, d", [(0.05, 1.0, 1), (0.05, 1.98e4, 1), (3.0, 1e-12, 2), (1.5, 0.7, 3)])
+@pytest.mark.parametrize("r", [0.0, 2.0, 1e160, 1e250, 1e300])
+def test_log_spectral_density_is_exact_where_r_squared_overflows(nu, ell, d, r):
+    """Nightly fuzz finding (issue 24): log s(r) formed 2ν/ℓ² + 4π²r², whose r² overflows beyond
+    r ≈ 1e154 (an overflow warning, and log s = -inf instead of a finite value); the quadrature of a
+    small-ν Matérn on dense data reaches such r. Now to float64 precision up to r = 1e300."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = log_spectral_density(parse_kernel(Matern(ell, nu=nu)), r, d)
+    assert value == pytest.approx(_matern_log_density(nu, ell, d, r), rel=1e-14)
+
+
+def test_gaussian_log_spectral_density_rounds_to_minus_infinity_without_warning():
+    spec = parse_kernel(RBF(2.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        far = log_spectral_density(spec, np.array([1e160, 1e300]), 1)
+        near = log_spectral_density(spec, 0.3, 1)
+    assert np.all(far == -np.inf)
+    assert near == pytest.approx(0.5 * np.log(2 * np.pi * 4.0) - 2 * np.pi**2 * 4.0 * 0.09, rel=1e-14)
+
+
+def test_nightly_finding_small_nu_on_tiny_data_gives_the_exact_scores_without_overflow():
+    """The nightly profile's case (issue 24): 397 points of magnitude 1e-148 in 1-D, Matérn ν = 0.05,
+    ℓ = 1.98e4, λ = 1: an overflow in log_spectral_density (r² at r > 1e154) inside the default
+    SpectralLeverage. The kernel sees one point (k = 1 to 15 digits), so K = 11ᵀ and n·l_i = 1/(1 + λ)."""
+    rng = np.random.default_rng(1497)  # the failing design, drawn as tests/test_properties.py drew it
+    X = rng.standard_normal((397, 1)) * 10.0**-149.99999999999997
+    X *= 10.0 ** rng.uniform(-3, 3, size=1)  # a scale of 288.7: X in -7.9e-148..1.0e-147
+    kernel, reg = Matern(length_scale=1.98e4, nu=0.05), 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)  # d_eff = 0.5: says the scores say little
+        scores = SpectralLeverage(kernel, reg, random_state=0).fit(X).scores_
+    np.testing.assert_allclose(397 * exact_leverage(X, kernel, reg), 0.5, rtol=1e-9)
+    np.testing.assert_allclose(scores, 0.5, rtol=0.01)

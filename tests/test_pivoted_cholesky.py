@@ -1,9 +1,13 @@
 """Randomly pivoted Cholesky: the factor is the Nyström approximation at the pivots, the pivots are
 distinct, the stopping rule, the trace error against the best rank-m error."""
 
+import warnings
+
 import numpy as np
+import pytest
 from sklearn.gaussian_process.kernels import RBF, Matern
 
+from spectral_leverage import make_sampler
 from spectral_leverage.pivoted_cholesky import inverse_sqrt, rp_cholesky
 
 
@@ -79,3 +83,23 @@ def test_weights_steer_greedy_and_random_pivots():
     only[:40] = 1.0  # zero weight: never a pivot
     drawn, _ = rp_cholesky(X, kernel, 30, np.random.default_rng(0), weights=only)
     assert drawn.max() < 40 and len(np.unique(drawn)) == len(drawn)
+
+
+@pytest.mark.parametrize("method", ["rp-cholesky", "greedy-cholesky", "spectral-greedy"])
+def test_kernel_values_beyond_float64_are_refused_before_the_eigensolver(method):
+    """Issue 24's nightly design (198 rows of magnitude 1e97..1e102, Matérn ν = 3, ℓ = 1): scikit-learn's
+    general-ν Matern is inf * 0 = NaN between rows ~1e102 length scales apart. The rp-cholesky
+    selector raised "Eigenvalues did not converge"; the greedy ones returned 1 centre of the 20 asked,
+    silently. Now one clear refusal."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((198, 2)) * 1e99
+    X *= 10.0 ** rng.uniform(-3, 3, size=2)
+    kernel = Matern(length_scale=1.0, nu=3.0)
+    refusal = "too extreme for float64 kernel values: standardise X and choose a length scale"
+    with pytest.raises(ValueError, match=refusal):
+        rp_cholesky(X, kernel, 20, np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the selectors' degenerate-scores and scikit-learn's warnings
+        sampler = make_sampler(method, kernel=kernel, reg=1.0, random_state=0).fit(X)
+        with pytest.raises(ValueError, match=refusal):
+            sampler.sample(20)

@@ -48,6 +48,7 @@ from .._blocks import (
     progress,
     row_chunks,
 )
+from ..kernels import indefinite_kernel_error
 
 __all__ = ["DIRECT_MAX_CENTERS", "centred_system", "normal_equations", "predict_block", "solve_cg",
            "solve_normal_equations", "upper_cholesky", "whitened_blocks"]
@@ -69,12 +70,8 @@ def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
             return cholesky(A, lower=False, overwrite_a=True, check_finite=False), jitter
         except np.linalg.LinAlgError:
             jitter *= 10.0
-    raise np.linalg.LinAlgError(
-        "Cholesky factorisation of the centres' kernel matrix failed even with jitter "
-        f"{jitter:.1e}: the matrix is not positive semi-definite. scikit-learn's Matern at a nu other "
-        "than 0.5, 1.5 or 2.5 is inexact between duplicated rows (below nu = 0.5 by up to 1 %); drop "
-        "duplicated rows, standardise X, or use nu = 0.5, 1.5 or 2.5."
-    )
+    raise indefinite_kernel_error(
+        f"Cholesky factorisation of the centres' kernel matrix failed even with jitter {jitter:.1e}")
 
 
 def _chunks(X: np.ndarray, columns: int, m: int, memory_budget: float) -> list[slice]:

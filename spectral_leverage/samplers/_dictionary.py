@@ -36,7 +36,7 @@ import numpy as np
 from scipy.linalg import cho_factor, eigh, solve_triangular
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
-from ..kernels import parse_kernel
+from ..kernels import indefinite_kernel_error, parse_kernel
 
 __all__ = [
     "FACTOR_BYTES_PER_ENTRY",
@@ -164,7 +164,11 @@ def weighted_rls(
     M *= scale[:, None]
     M *= scale[None, :]
     M[np.diag_indices_from(M)] += gamma
-    chol, _ = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+    try:
+        chol, _ = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        raise indefinite_kernel_error("Cholesky factorisation of the dictionary's kernel matrix plus "
+                                      f"its ridge {gamma:.3g} failed") from None
     out = np.empty(X.shape[0])
     for rows in blocks:
         Z = solve_triangular(

@@ -152,7 +152,15 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
         :math:`l_i \in (0, 1)`.
     pivots : ndarray of int
         The pivot rows.
+
+    Raises
+    ------
+    ValueError
+        Where X's distances in the kernel's units leave float64 kernel values
+        (:func:`~spectral_leverage._validation.check_kernel_range`): scikit-learn's general-ν Matérn
+        gives ``inf * 0 = NaN`` there, which no eigensolver survives.
     """
+    spec.check_inputs(X)  # kernel values on X must fit float64: a clear refusal, not NaN in eigh
     n = X.shape[0]
     gamma = n * reg
     # the budget in quarters: the m x m matrices (about eight with temporaries), the pivot

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sampler_problems import KERNEL
+from sklearn.gaussian_process.kernels import Matern
 
+from spectral_leverage import make_sampler
 from spectral_leverage.samplers._dictionary import (
     dictionary_scores,
     nystrom_leverage,
@@ -52,3 +54,14 @@ def test_a_dictionary_past_the_budget_is_refused_before_it_is_built():
     for func, args in ((weighted_rls, (X, np.ones(500), 0.5)), (nystrom_leverage, (X, 0.5))):
         with pytest.raises(ValueError, match=r"m=500 centres.*memory_budget=2097152.*at least \d+"):
             func(X, KERNEL, *args, memory_budget=2 * 2**20)
+
+
+def test_an_indefinite_kernel_matrix_names_the_cause_and_the_fix():
+    """The ci property profile's case (issue 24): three rows within 1e-16 of each other, scikit-learn's
+    Matern at nu = 1/16 (inexact between nearly coincident rows, so K is indefinite), reg = 1e-3:
+    scipy's bare "3-th leading minor of the array is not positive definite" came out of BLESS."""
+    X = np.array([[6.36961687e-17], [2.69786714e-17], [4.09735239e-18]])
+    sampler = make_sampler("bless", kernel=Matern(1.0, nu=0.0625), reg=1e-3, random_state=0)
+    with pytest.raises(np.linalg.LinAlgError,
+                       match=r"not positive semi-definite\. .* drop duplicated rows, standardise X"):
+        sampler.fit(X)

@@ -162,3 +162,27 @@ def test_fuzz_finding_duplicated_rows_never_exceed_the_distinct_count(reg):
     d_eff = SpectralLeverage(kernel, reg, random_state=0).fit(X).effective_dimension_
     exact = exact_leverage(X, kernel, reg).sum()
     assert d_eff <= 60 * (1 + 1e-9) and d_eff == pytest.approx(exact, rel=1e-3)
+
+
+def test_nightly_finding_kernel_values_beyond_float64_are_refused_before_the_eigensolver():
+    """The nightly profile's case (issue 24): 198 rows of magnitude 1e97..1e102, Matérn ν = 3, ℓ = 1,
+    λ = 1. scikit-learn's general-ν Matérn, (√(2ν) r)^ν K_ν(√(2ν) r), is inf * 0 = NaN at distances
+    r beyond about 1e100, and the default SpectralLeverage's full-scale path handed that NaN to
+    np.linalg.eigh ("Eigenvalues did not converge"). Now the one-line refusal of every other path
+    that evaluates the kernel; the density formula, which needs no kernel value, still answers."""
+    rng = np.random.default_rng(0)  # the failing design, drawn as tests/test_properties.py drew it
+    X = rng.standard_normal((198, 2)) * 1e99
+    X *= 10.0 ** rng.uniform(-3, 3, size=2)  # scales 0.0866 and 880: spreads 8.5e97 and 8.9e101
+    kernel, reg = Matern(length_scale=1.0, nu=3.0), 1.0
+    with np.errstate(all="ignore"):
+        assert np.isnan(kernel(X)).any()  # the cause
+    refusal = "too extreme for float64 kernel values: standardise X and choose a length scale"
+    with pytest.raises(ValueError, match=refusal):
+        full_scale(X, kernel, reg)
+    with pytest.raises(ValueError, match=refusal):
+        SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=refusal):
+        exact_leverage(X, kernel, reg)
+    # every pair is ~1e97 length scales apart: K = I, n·l_i = n / (n + nλ) = 198/199
+    density = SpectralLeverage(kernel, reg, random_state=0, algorithm="density").fit(X).scores_
+    np.testing.assert_allclose(density, 198 / 199, rtol=1e-9)
