@@ -30,20 +30,14 @@ from scipy.spatial import cKDTree
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
-    DEFAULT_REG,
-    KERNEL,
-    MEMORY_BUDGET,
-    POSITIVE,
-    RANDOM_STATE,
     check_random_state,
     check_samples,
     validate_params,
 )
-from ..base import LeverageSampler
 from ..kernels import resolve_kernel
 from ..pivoted_cholesky import PIVOT_BLOCK, rp_cholesky
+from .uniform import UniformSampler
 
 __all__ = ["KMEANS_ITER", "CenterSelector", "GreedyCholesky", "KMeansCenters", "RPCholeskyCenters",
            "factor_rows", "kmeans_centers"]
@@ -82,7 +76,7 @@ def factor_rows(n: int, m: int, memory_budget: float) -> int:
     return int(min(n, max(m + 1, room)))
 
 
-class CenterSelector(LeverageSampler):
+class CenterSelector(UniformSampler):
     """Base class of the selectors: subclasses implement :meth:`select`.
 
     Parameters
@@ -97,21 +91,6 @@ class CenterSelector(LeverageSampler):
     random_state : int, numpy Generator or None, default=None
         Default seed of :meth:`sample` and :meth:`select`.
     """
-
-    _estimates_leverage: ClassVar[bool] = False
-    _parameter_constraints: ClassVar[dict] = {
-        "kernel": KERNEL,
-        "reg": [*POSITIVE, None],
-        "memory_budget": MEMORY_BUDGET,
-        "random_state": RANDOM_STATE,
-    }
-
-    def __init__(self, kernel=None, reg=DEFAULT_REG, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                 random_state=None):
-        self.kernel = kernel
-        self.reg = reg
-        self.memory_budget = memory_budget
-        self.random_state = random_state
 
     def fit(self, X, y=None) -> CenterSelector:
         """Keep X (a reference) for the selection; uniform ``scores_``."""
