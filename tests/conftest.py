@@ -57,3 +57,17 @@ def load_csv(name: str) -> np.ndarray:
 def exact_cache():
     """Memoised exact rescaled scores n·l_i keyed by (design, kernel repr, n, seed)."""
     return {}
+
+
+def greedy_reference(K: np.ndarray, m: int, weights=None) -> list[int]:
+    """Greedy conditional variance on an explicit kernel matrix: argmax of w_i (K - K_:P K_PP^-1 K_P:)_ii."""
+    weights = np.ones(K.shape[0]) if weights is None else weights
+    pivots: list[int] = []
+    for _ in range(m):
+        residual = np.diag(K).copy()
+        if pivots:
+            K_nP = K[:, pivots]
+            residual -= np.einsum("ij,ji->i", K_nP, np.linalg.solve(K[np.ix_(pivots, pivots)], K_nP.T))
+        residual[pivots] = -np.inf
+        pivots.append(int(np.argmax(weights * residual)))
+    return pivots

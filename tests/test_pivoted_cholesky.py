@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import greedy_reference
 from sklearn.gaussian_process.kernels import RBF, Matern
 
 from spectral_leverage import make_sampler
@@ -50,25 +51,11 @@ def test_inverse_sqrt_drops_null_directions():
     np.testing.assert_allclose(W.T @ (A @ A.T) @ W, np.eye(2), atol=1e-10)
 
 
-def _greedy_reference(K: np.ndarray, m: int, weights=None) -> list[int]:
-    """Greedy conditional variance on an explicit kernel matrix: argmax of w_i (K - K_:P K_PP^-1 K_P:)_ii."""
-    weights = np.ones(K.shape[0]) if weights is None else weights
-    pivots: list[int] = []
-    for _ in range(m):
-        residual = np.diag(K).copy()
-        if pivots:
-            K_nP = K[:, pivots]
-            residual -= np.einsum("ij,ji->i", K_nP, np.linalg.solve(K[np.ix_(pivots, pivots)], K_nP.T))
-        residual[pivots] = -np.inf
-        pivots.append(int(np.argmax(weights * residual)))
-    return pivots
-
-
 def test_greedy_pivots_are_those_of_greedy_conditional_variance():
     X = np.random.default_rng(2).normal(size=(300, 2))
     kernel = Matern(0.7, nu=1.5)
     pivots, F = rp_cholesky(X, kernel, 25, np.random.default_rng(0), greedy=True)
-    assert pivots.tolist() == _greedy_reference(kernel(X), 25)
+    assert pivots.tolist() == greedy_reference(kernel(X), 25)
     K_nP = kernel(X, X[pivots])
     np.testing.assert_allclose(F @ F.T, K_nP @ np.linalg.solve(kernel(X[pivots]), K_nP.T), atol=1e-8)
 
@@ -78,7 +65,7 @@ def test_weights_steer_greedy_and_random_pivots():
     kernel = RBF(0.3)
     weights = np.random.default_rng(4).uniform(0.1, 2.0, size=200)
     pivots, _ = rp_cholesky(X, kernel, 15, np.random.default_rng(0), greedy=True, weights=weights)
-    assert pivots.tolist() == _greedy_reference(kernel(X), 15, weights)
+    assert pivots.tolist() == greedy_reference(kernel(X), 15, weights)
     only = np.zeros(200)
     only[:40] = 1.0  # zero weight: never a pivot
     drawn, _ = rp_cholesky(X, kernel, 30, np.random.default_rng(0), weights=only)

@@ -6,6 +6,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from conftest import greedy_reference
 from sklearn.cluster import KMeans
 from sklearn.gaussian_process.kernels import RBF, Matern
 from threadpoolctl import threadpool_limits
@@ -24,20 +25,6 @@ from spectral_leverage.samplers.selection import factor_rows
 KERNEL = Matern(0.5, nu=1.5)
 
 
-def _greedy_reference(X, kernel, m):
-    """Greedy conditional variance from the explicit n×n kernel matrix."""
-    K = kernel(X)
-    pivots: list[int] = []
-    for _ in range(m):
-        residual = np.diag(K).copy()
-        if pivots:
-            K_nP = K[:, pivots]
-            residual -= np.einsum("ij,ji->i", K_nP, np.linalg.solve(K[np.ix_(pivots, pivots)], K_nP.T))
-        residual[pivots] = -np.inf
-        pivots.append(int(np.argmax(residual)))
-    return pivots
-
-
 def test_the_selectors_are_registered():
     assert set(SELECTORS) == {"kmeans", "greedy-cholesky", "rp-cholesky", "spectral-greedy"}
     assert all(name in SAMPLERS for name in SELECTORS)
@@ -46,7 +33,7 @@ def test_the_selectors_are_registered():
 def test_greedy_cholesky_matches_the_explicit_reference():
     X = np.random.default_rng(0).normal(size=(250, 3))
     centres, idx = GreedyCholesky(KERNEL).fit(X).select(30)
-    assert idx.tolist() == sorted(_greedy_reference(X, KERNEL, 30))
+    assert idx.tolist() == sorted(greedy_reference(KERNEL(X), 30))
     np.testing.assert_array_equal(centres, X[idx])
 
 
