@@ -210,41 +210,40 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, max_pivots: 
     if k and k * residual.max(initial=0.0) > threshold:
         Z = spec.rescale(X)
         tree = KDTree(Z)
-        needed = _rows_to_condition(tree, Z, residual, k, threshold, sub, quarter)
+        candidates = _candidates(tree, Z, residual, k, threshold, sub)
         # blocks of rows close in space (a k-d tree's leaf order) share most neighbours
         order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices
-        needed = order[needed[order]]
+        candidates = order[candidates[order]]
         # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct
         # rows (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps
         # (d each) and matrices (~12); the kept rows take another quarter of the budget
         per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
             + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
-        for chunk in row_chunks(len(needed), per_block_row, quarter):
-            rows = needed[chunk]
-            variance[rows] = near_field.variance(_neighbour_blocks(tree, Z, rows, k), Z)
-        logger.info("full-scale leverage: %d of %d rows conditioned on their neighbours", len(needed), n)
+        conditioned = 0
+        for chunk in row_chunks(len(candidates), per_block_row, quarter):
+            rows = candidates[chunk]
+            near = _neighbour_blocks(tree, Z, rows, k)
+            needed = residual[near[:, 1:]].sum(axis=1) > threshold
+            if needed.any():
+                variance[rows[needed]] = near_field.variance(near[needed], Z)
+            conditioned += int(needed.sum())
+        logger.info("full-scale leverage: %d of %d rows conditioned on their neighbours", conditioned, n)
     return variance / (variance + gamma), pivots
 
 
-def _rows_to_condition(tree: KDTree, Z: np.ndarray, residual: np.ndarray, k: int, threshold: float,
-                       anchors: np.ndarray, memory_budget: float) -> np.ndarray:
-    """Boolean mask of the rows whose k nearest other rows' residuals sum past ``threshold``.
+def _candidates(tree: KDTree, Z: np.ndarray, residual: np.ndarray, k: int, threshold: float,
+                anchors: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows whose k nearest other rows' residuals can sum past ``threshold``.
 
-    Only rows that can have a *warm* row (residual over ``threshold / k``) among their k nearest are
-    queried: row i is skipped when its nearest warm row lies beyond :math:`|z_i - z_a| + \rho_k(a)`,
+    Only rows that can have a *warm* row (residual over ``threshold / k``) among their k nearest
+    qualify: row i is left out when its nearest warm row lies beyond :math:`|z_i - z_a| + \rho_k(a)`,
     an upper bound of its own k-NN radius from its nearest anchor row a (triangle inequality)."""
-    n = len(Z)
-    needed = np.zeros(n, dtype=bool)
     warm = np.flatnonzero(residual > threshold / k)
     anchors = anchors[:: max(1, len(anchors) // 4096)]
     radius = tree.query(Z[anchors], k=k + 1)[0][:, -1]
     to_anchor, nearest_anchor = KDTree(Z[anchors]).query(Z, k=1)
     to_warm, _ = KDTree(Z[warm]).query(Z, k=1)
-    candidates = np.flatnonzero(to_warm <= to_anchor + radius[nearest_anchor.astype(np.intp)])
-    for chunk in row_chunks(len(candidates), (k + 1) * 24.0, memory_budget):
-        rows = candidates[chunk]
-        needed[rows] = residual[_neighbour_blocks(tree, Z, rows, k)[:, 1:]].sum(axis=1) > threshold
-    return needed
+    return to_warm <= to_anchor + radius[nearest_anchor.astype(np.intp)]
 
 
 def _neighbour_blocks(tree: KDTree, Z: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
