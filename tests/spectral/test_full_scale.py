@@ -111,6 +111,17 @@ def test_memory_stays_within_the_budget_plus_linear_terms():
     assert peak <= budget + 8 * m * m * 4 + 8 * n * (d + 12), peak
 
 
+def test_factor_rows_kept_or_recomputed_give_the_same_scores():
+    # n = 1500 rows and 200 pivots: 2**28 bytes keep every row's factor rows F and G; 4.2 MB a
+    # quarter holds the pivot subsample (all rows) but not them, so each near block recomputes its own
+    Xb = np.random.default_rng(5).normal(size=(1500, 3))
+    kernel = Matern(0.3, nu=1.5)
+    kept, pivots = full_scale(Xb, kernel, 1e-7, max_pivots=200, memory_budget=2**28)
+    recomputed, same_pivots = full_scale(Xb, kernel, 1e-7, max_pivots=200, memory_budget=4 * 4_200_000)
+    np.testing.assert_array_equal(pivots, same_pivots)
+    np.testing.assert_allclose(recomputed, kept, rtol=1e-10)
+
+
 def test_deterministic_under_random_state(X):
     a = SpectralLeverage(RBF(1.0), 1e-4, algorithm="full-scale", random_state=3).fit(X)
     b = SpectralLeverage(RBF(1.0), 1e-4, algorithm="full-scale",
