@@ -64,7 +64,9 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
     :data:`AUTO_CENTERS_FACTOR` and :math:`d_\mathrm{eff}` the spectral (SA) estimate, at least 20
     and at most n and :func:`center_budget`. When the budget binds (a warning says so) the centres
     are drawn by scores at the :math:`\lambda' > \lambda` with :math:`d_\mathrm{eff}(\lambda') = m`
-    (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing): scores at
+    (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing, on the density
+    formula's :math:`d_\mathrm{eff}` from the density fitted at λ,
+    :meth:`~spectral_leverage.SpectralLeverage.effective_dimension_at`; then one fit at λ'): scores at
     :math:`\lambda` spread m draws over more directions than m centres can hold, which can lose
     to uniform sampling (measurements: docs/notes/krr-cv.md)."""
     n = X.shape[0]
@@ -80,22 +82,22 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
         f"{cap} that memory_budget allows; using {cap}, drawn by scores at the larger reg whose "
         "effective dimension matches. Raise memory_budget for more centres.",
         UserWarning, stacklevel=3)
+    # the search runs on the fitted density (no refit per step); one fit at the λ' found
     low, high = np.log(reg), np.log(reg)
-    while fitted.effective_dimension_ > cap:
+    while fitted.effective_dimension_at(float(np.exp(high))) > cap:
         low, high = high, high + np.log(10.0)
-        fitted = _spectral_at(X, sampler, kernel, float(np.exp(high)), seed, memory_budget)
-    best = fitted
     for _ in range(_BISECTION_STEPS):
         middle = 0.5 * (low + high)
-        fitted = _spectral_at(X, sampler, kernel, float(np.exp(middle)), seed, memory_budget)
-        if fitted.effective_dimension_ > cap:
+        if fitted.effective_dimension_at(float(np.exp(middle))) > cap:
             low = middle
         else:
-            high, best = middle, fitted
+            high = middle
         if high - low < 0.05:
             break
     reg_used = float(np.exp(high))
-    return cap, best if _is_spectral(sampler) else sampler, reg_used
+    best = _spectral_at(X, sampler, kernel, reg_used, seed, memory_budget) if _is_spectral(sampler) \
+        else sampler
+    return cap, best, reg_used
 
 
 def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,

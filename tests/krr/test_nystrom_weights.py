@@ -237,8 +237,8 @@ def test_auto_centres_capped_by_the_budget_warn_and_use_a_larger_reg():
                                        rng=np.random.default_rng(0))
     assert m == 40 and reg > 1e-5 and isinstance(sampler, SpectralLeverage)
     assert sampler.reg == reg
-    # the λ' found: d_eff(λ') at most m, and within the bisection's step of it
-    assert 0.85 * m <= sampler.effective_dimension_ <= m
+    # the λ' found: the density formula's d_eff(λ') at most m, and within the bisection's step of it
+    assert 0.85 * m <= sampler.effective_dimension_at(reg) <= m
 
 
 @pytest.mark.parametrize("sampler", ["greedy-cholesky", "rp-cholesky", "spectral-greedy"])
