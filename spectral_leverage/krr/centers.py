@@ -82,6 +82,8 @@ def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
         f"{cap} that memory_budget allows; using {cap}, drawn by scores at the larger reg whose "
         "effective dimension matches. Raise memory_budget for more centres.",
         UserWarning, stacklevel=3)
+    if fitted.effective_dimension_at(reg) <= cap:  # m = cap already holds d_eff(λ): λ' = λ
+        return cap, fitted if _is_spectral(sampler) else sampler, reg
     # the search runs on the fitted density (no refit per step); one fit at the λ' found
     low, high = np.log(reg), np.log(reg)
     while fitted.effective_dimension_at(float(np.exp(high))) > cap:

@@ -241,6 +241,17 @@ def test_auto_centres_capped_by_the_budget_warn_and_use_a_larger_reg():
     assert 0.85 * m <= sampler.effective_dimension_at(reg) <= m
 
 
+def test_auto_centres_capped_between_one_and_two_effective_dimensions_keep_the_reg():
+    # the budget holds d_eff(λ) centres but not 2 d_eff: λ' = λ, the scores fitted at λ are used
+    X, _ = smooth_data(3000, seed=13)
+    fitted = SpectralLeverage(KERNEL, 1e-3, random_state=0).fit(X)
+    cap = int(1.5 * max(fitted.effective_dimension_, fitted.effective_dimension_at(1e-3)))
+    with pytest.warns(UserWarning, match=f"exceed the {cap} that memory_budget allows"):
+        m, sampler, reg = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-3,
+                                       memory_budget=32 * (cap + 0.5) ** 2, rng=np.random.default_rng(0))
+    assert m == cap and reg == 1e-3 and sampler.reg == 1e-3
+
+
 @pytest.mark.parametrize("sampler", ["greedy-cholesky", "rp-cholesky", "spectral-greedy"])
 def test_selectors_choose_among_rows_of_positive_weight(sampler):
     rng = np.random.default_rng(0)
