@@ -15,13 +15,14 @@ from ..kernels import parse_kernel
 from ..samplers import SAMPLERS, CenterSelector, make_sampler
 from ..spectral import SpectralLeverage
 
-__all__ = ["AUTO_CENTERS_FACTOR", "auto_centers", "center_budget", "choose_centers", "draw_centers",
-           "positive_rows", "sample_centers", "select_centers"]
+__all__ = ["AUTO_CENTERS_FACTOR", "CAPPED_UNIFORM_SHARE", "auto_centers", "center_budget", "choose_centers",
+           "draw_centers", "positive_rows", "sample_centers", "select_centers"]
 
 #: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/krr-cv.md)
 AUTO_CENTERS_FACTOR = 2.0
+#: ``n_centers="auto"`` capped by the budget: the uniform share of the draws' probabilities
+CAPPED_UNIFORM_SHARE = 0.5
 _MIN_AUTO_CENTERS = 20
-_BISECTION_STEPS = 12
 
 
 def positive_rows(X: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
@@ -58,48 +59,28 @@ def _spectral_at(X, sampler, kernel, reg: float, seed: int, memory_budget: float
 
 def auto_centers(X, sampler, *, kernel, reg: float, memory_budget: float, rng,
                  name: str = "n_centers") -> tuple[int, object, float]:
-    r"""``n_centers="auto"``: (m, the sampler to draw with, the λ of its scores).
+    r"""``n_centers="auto"``: (m, the sampler to draw with, the share of uniform probability to mix in).
 
     :math:`m = \lceil c\, d_\mathrm{eff}(\lambda) \rceil` with :math:`c` =
     :data:`AUTO_CENTERS_FACTOR` and :math:`d_\mathrm{eff}` the spectral (SA) estimate, at least 20
-    and at most n and :func:`center_budget`. When the budget binds (a warning says so) the centres
-    are drawn by scores at the :math:`\lambda' > \lambda` with :math:`d_\mathrm{eff}(\lambda') = m`
-    (found by bisection in :math:`\log\lambda`, :math:`d_\mathrm{eff}` decreasing, on the density
-    formula's :math:`d_\mathrm{eff}` from the density fitted at λ,
-    :meth:`~spectral_leverage.SpectralLeverage.effective_dimension_at`; then one fit at λ'): scores at
-    :math:`\lambda` spread m draws over more directions than m centres can hold, which can lose
-    to uniform sampling (measurements: docs/notes/krr-cv.md)."""
+    and at most n and :func:`center_budget`. When the budget binds (a warning says so) the m draws
+    are made with probabilities :math:`(1-s)\,p_i + s/n`, :math:`s` =
+    :data:`CAPPED_UNIFORM_SHARE` (a defensive mixture): with fewer centres than directions,
+    i.i.d. leverage draws can leave a dense region without a centre, and the mixture gives every
+    region at least half of its uniform share of draws (measurements: docs/notes/krr-cv.md)."""
     n = X.shape[0]
-    seed = int(rng.integers(2**31 - 1))
-    fitted = _spectral_at(X, sampler, kernel, reg, seed, memory_budget)
+    fitted = _spectral_at(X, sampler, kernel, reg, int(rng.integers(2**31 - 1)), memory_budget)
     target = AUTO_CENTERS_FACTOR * fitted.effective_dimension_
     cap = min(center_budget(memory_budget), n)
+    chosen = fitted if _is_spectral(sampler) else sampler
     if target <= cap:
-        m = min(n, max(int(np.ceil(target)), _MIN_AUTO_CENTERS))
-        return m, fitted if _is_spectral(sampler) else sampler, reg
+        return min(n, max(int(np.ceil(target)), _MIN_AUTO_CENTERS)), chosen, 0.0
     warnings.warn(
         f"{name}='auto': {AUTO_CENTERS_FACTOR:g} x d_eff = {target:.0f} centres exceed the "
-        f"{cap} that memory_budget allows; using {cap}, drawn by scores at the larger reg whose "
-        "effective dimension matches. Raise memory_budget for more centres.",
+        f"{cap} that memory_budget allows; using {cap}, drawn by leverage mixed half and half with "
+        "uniform probabilities. Raise memory_budget for more centres.",
         UserWarning, stacklevel=3)
-    if fitted.effective_dimension_at(reg) <= cap:  # m = cap already holds d_eff(λ): λ' = λ
-        return cap, fitted if _is_spectral(sampler) else sampler, reg
-    # the search runs on the fitted density (no refit per step); one fit at the λ' found
-    low, high = np.log(reg), np.log(reg)
-    while fitted.effective_dimension_at(float(np.exp(high))) > cap:
-        low, high = high, high + np.log(10.0)
-    for _ in range(_BISECTION_STEPS):
-        middle = 0.5 * (low + high)
-        if fitted.effective_dimension_at(float(np.exp(middle))) > cap:
-            low = middle
-        else:
-            high = middle
-        if high - low < 0.05:
-            break
-    reg_used = float(np.exp(high))
-    best = _spectral_at(X, sampler, kernel, reg_used, seed, memory_budget) if _is_spectral(sampler) \
-        else sampler
-    return cap, best, reg_used
+    return cap, chosen, CAPPED_UNIFORM_SHARE
 
 
 def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
@@ -107,12 +88,12 @@ def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
     """(unique sorted centre indices, number of draws): :func:`auto_centers` for ``"auto"``, then
     :func:`draw_centers` (a selector's centres that are not rows, k-means', become the nearest
     rows)."""
-    sampler_reg = reg
+    share = 0.0
     if n_centers == "auto":
-        n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
-                                                       memory_budget=memory_budget, rng=rng)
-    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
-                       sample_weight=sample_weight, memory_budget=memory_budget)
+        n_centers, sampler, share = auto_centers(X, sampler, kernel=kernel, reg=reg,
+                                                 memory_budget=memory_budget, rng=rng)
+    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=reg, rng=rng,
+                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share)
     return idx, min(n_centers, X.shape[0])
 
 
@@ -124,18 +105,18 @@ def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
     :class:`~spectral_leverage.samplers.CenterSelector`) gives its points themselves, with None
     for the indices. With ``sample_weight`` k-means weights the rows; the other selectors choose
     among the rows of positive weight whatever their weight."""
-    sampler_reg = reg
+    share = 0.0
     if n_centers == "auto":
-        n_centers, sampler, sampler_reg = auto_centers(X, sampler, kernel=kernel, reg=reg,
-                                                       memory_budget=memory_budget, rng=rng)
+        n_centers, sampler, share = auto_centers(X, sampler, kernel=kernel, reg=reg,
+                                                 memory_budget=memory_budget, rng=rng)
     if n_centers < X.shape[0] and _is_selector(sampler):
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
-        obj = _fitted_sampler(X, sampler, kernel, sampler_reg, rng, memory_budget)
+        obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget)
         centers, idx = obj.select(n_centers, random_state=rng, sample_weight=sample_weight)
         return centers, idx, n_centers
-    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=sampler_reg, rng=rng,
-                       sample_weight=sample_weight, memory_budget=memory_budget)
+    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=reg, rng=rng,
+                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share)
     (centers,) = backend_for(X).compute(X[idx])
     return centers, idx, min(n_centers, X.shape[0])
 
@@ -165,8 +146,8 @@ def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_B
 
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
                  sample_weight: np.ndarray | None = None, replace: bool = True,
-                 memory_budget: float = DEFAULT_MEMORY_BUDGET) -> np.ndarray:
-    """Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET, uniform_share: float = 0.0) -> np.ndarray:
+    r"""Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
     rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
     exactly ``n_centers`` distinct rows (each draw among the rows not yet drawn, in proportion to
     their probabilities: the law of drawing with replacement until ``n_centers`` distinct rows have
@@ -178,7 +159,10 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     :math:`w_i s_i`, :math:`s_i` the sampler's score: a row of integer weight :math:`w_i` stands
     for :math:`w_i` repeated rows, each of which has the leverage :math:`s_i` (to the extent that
     repeating rows leaves the sampler's density estimate alone; exact for the uniform sampler).
-    A sampler given by name bounds its temporaries by ``memory_budget`` bytes."""
+    With ``uniform_share`` :math:`u > 0` the score :math:`s_i` becomes
+    :math:`(1-u)\,s_i + u\,\bar s` (:math:`\bar s` the mean score): the probabilities are
+    :math:`(1-u)\,p_i + u/n`. A sampler given by name bounds its temporaries by ``memory_budget``
+    bytes."""
     n = X.shape[0]
     if n_centers >= n:
         if n_centers > n:
@@ -193,18 +177,25 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
     obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget)
-    if sample_weight is None or isinstance(obj, CenterSelector):
-        indices = obj.sample(n_centers, replace=replace, random_state=rng)
-    elif not replace:
-        weighted = np.asarray(obj.scores_, dtype=float) * sample_weight
+    if isinstance(obj, CenterSelector) or (sample_weight is None and not uniform_share):
+        return np.unique(np.asarray(obj.sample(n_centers, replace=replace, random_state=rng),
+                                    dtype=np.intp))
+    scores = obj.scores_
+    if uniform_share:
+        scores = (1.0 - uniform_share) * scores + uniform_share * obj.effective_dimension_
+    if sample_weight is not None:
+        scores = scores * sample_weight
+    backend = backend_for(X)
+    if not replace:
+        backend.require_in_memory("replace=False with weights or a uniform share", "draw with replacement")
+        weighted = np.asarray(scores, dtype=float)
         n_positive = int(np.count_nonzero(weighted > 0))
         if n_centers > n_positive:
             raise ValueError(f"{name}={n_centers} distinct rows asked for, but only {n_positive} have a "
                              "positive weight and score: ask for fewer.")
         indices = rng.choice(n, size=n_centers, replace=False, p=weighted / weighted.sum())
     else:
-        backend = backend_for(X)
-        scores, _, state = backend.summarise_scores(obj.scores_ * sample_weight)
+        scores, _, state = backend.summarise_scores(scores)
         indices = backend.draw(scores, state, rng.random(n_centers))
     return np.unique(np.asarray(indices, dtype=np.intp))
 

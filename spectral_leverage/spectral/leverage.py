@@ -37,7 +37,6 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
-    check_positive,
     check_random_state,
     validate_params,
     warn_constant_features,
@@ -293,7 +292,9 @@ class SpectralLeverage(LeverageSampler):
                 p_unit, p_score = both[:, 0], both[:, 1]
         t_density = time.perf_counter() - start
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
-        scores = self._density_scores(backend, p_score, reg)
+        p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
+        h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
+        scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
         self.algorithm_ = self._choose_algorithm(backend, n, scores)
         if self.algorithm_ == "full-scale":
             leverage, _ = full_scale_leverage(
@@ -393,46 +394,7 @@ class SpectralLeverage(LeverageSampler):
         scores = sa_scores(p_unit, spec.unit, reg, self.intrinsic_dim_, self.integral)
         return np.minimum(scores, self._score_cap(n))
 
-    def _score_cap(self, n: int, reg: float | None = None) -> float:
+    def _score_cap(self, n: int) -> float:
         """The exact upper bound of a rescaled ridge leverage score, n k(0) / (k(0) + n λ)."""
-        reg = self._reg if reg is None else reg
-        return n * self._spec.amplitude / (self._spec.amplitude + n * reg)
-
-    def _density_scores(self, backend, p_score, reg: float):
-        """h(p) at λ = ``reg`` of the unit-length-scale densities ``p_score`` (finite), capped."""
-        n = p_score.shape[0]
-        p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
-        h = score_function(p_low, p_high, n, self._spec.unit, reg, self.intrinsic_dim_, self.integral)
-        return backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n, reg))
-
-    def effective_dimension_at(self, reg: float) -> float:
-        r"""The density formula's effective dimension at another λ, from the fitted density.
-
-        :math:`\frac1n \sum_i \min(h_\lambda(p_i), c_\lambda)`, :math:`p_i` the fitted
-        :attr:`density_` and :math:`c_\lambda` the isolated point's bound: one O(n) pass, no
-        refit, for searches over λ (``n_centers="auto"`` looks for the λ' whose effective dimension
-        is a given number of centres). It leaves out the boundary correction and the full-scale
-        refinement (both depend on λ), so at the fitted ``reg`` it can differ from
-        :attr:`effective_dimension_` by their effect.
-
-        Parameters
-        ----------
-        reg : float
-            λ, > 0 and finite.
-
-        Returns
-        -------
-        float
-            In (0, n).
-        """
-        check_is_fitted(self, "density_")
-        reg = check_positive(reg, "reg")
-        backend = backend_for(self.density_)
-        (high,) = backend.compute(self.density_.max())
-        if not np.isfinite(high):  # every feature constant: every row is the same point
-            return self._spec.amplitude / (self._spec.amplitude + reg)
-        n = self.density_.shape[0]
-        p_unit = self.density_ * self._mean_length**self.intrinsic_dim_
-        (total,) = backend.compute(self._density_scores(backend, p_unit, reg).sum())
-        return float(total) / n
+        return n * self._spec.amplitude / (self._spec.amplitude + n * self._reg)
 

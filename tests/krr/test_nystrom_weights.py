@@ -17,7 +17,13 @@ from sklearn.preprocessing import StandardScaler
 
 from spectral_leverage import SpectralLeverage
 from spectral_leverage.krr import LeverageNystroem, NystromKRR
-from spectral_leverage.krr.centers import AUTO_CENTERS_FACTOR, auto_centers, center_budget
+from spectral_leverage.krr.centers import (
+    AUTO_CENTERS_FACTOR,
+    CAPPED_UNIFORM_SHARE,
+    auto_centers,
+    center_budget,
+    draw_centers,
+)
 
 KERNEL = Matern(0.4, nu=1.5)
 
@@ -228,28 +234,41 @@ def test_auto_centres_follow_the_effective_dimension():
     assert unique <= draws and unique >= 0.5 * draws  # uniform draws of ~2 d_eff ≪ n rarely repeat
 
 
-def test_auto_centres_capped_by_the_budget_warn_and_use_a_larger_reg():
+def test_auto_centres_capped_by_the_budget_warn_and_mix_in_uniform_probabilities():
     X, _ = smooth_data(3000, seed=13)
     budget = 32 * 40**2  # 40 centres
     assert center_budget(budget) == 40
     with pytest.warns(UserWarning, match="exceed the 40 that memory_budget allows"):
-        m, sampler, reg = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-5, memory_budget=budget,
-                                       rng=np.random.default_rng(0))
-    assert m == 40 and reg > 1e-5 and isinstance(sampler, SpectralLeverage)
-    assert sampler.reg == reg
-    # the λ' found: the density formula's d_eff(λ') at most m, and within the bisection's step of it
-    assert 0.85 * m <= sampler.effective_dimension_at(reg) <= m
+        m, sampler, share = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-5, memory_budget=budget,
+                                         rng=np.random.default_rng(0))
+    assert m == 40 and share == CAPPED_UNIFORM_SHARE and isinstance(sampler, SpectralLeverage)
+    assert sampler.reg == 1e-5  # the scores at λ itself
+    # below the cap: no mixture
+    m, _, share = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-2, memory_budget=2**28,
+                               rng=np.random.default_rng(0))
+    assert share == 0.0 and m < 3000
 
 
-def test_auto_centres_capped_between_one_and_two_effective_dimensions_keep_the_reg():
-    # the budget holds d_eff(λ) centres but not 2 d_eff: λ' = λ, the scores fitted at λ are used
-    X, _ = smooth_data(3000, seed=13)
-    fitted = SpectralLeverage(KERNEL, 1e-3, random_state=0).fit(X)
-    cap = int(1.5 * max(fitted.effective_dimension_, fitted.effective_dimension_at(1e-3)))
-    with pytest.warns(UserWarning, match=f"exceed the {cap} that memory_budget allows"):
-        m, sampler, reg = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-3,
-                                       memory_budget=32 * (cap + 0.5) ** 2, rng=np.random.default_rng(0))
-    assert m == cap and reg == 1e-3 and sampler.reg == 1e-3
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_uniform_share_mixes_the_probabilities(share, weighted):
+    # one draw at a time: row i comes up with probability ∝ w_i ((1 - u) s_i + u s̄)
+    rng = np.random.default_rng(1)
+    X = np.concatenate([rng.normal(size=(30, 2)), [[6.0, 6.0]]])  # an isolated row: a high score
+    n, draws = X.shape[0], 20_000
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    sampler = SpectralLeverage(KERNEL, 1e-3, random_state=0).fit(X)
+    mixed = (1 - share) * sampler.scores_ + share * sampler.scores_.mean()
+    expected = mixed * (1.0 if w is None else w)
+    expected /= expected.sum()
+    draw_rng = np.random.default_rng(2)
+    hits = np.bincount(np.concatenate([
+        draw_centers(X, 1, sampler, kernel=KERNEL, reg=1e-3, rng=draw_rng, sample_weight=w,
+                     uniform_share=share) for _ in range(draws)]), minlength=n)
+    tolerance = 5 * np.sqrt(expected * (1 - expected) / draws)  # five standard errors
+    np.testing.assert_array_less(np.abs(hits / draws - expected), tolerance)
+    if share:  # the isolated row's share falls towards 1/n
+        assert expected[-1] < sampler.probabilities_[-1]
 
 
 @pytest.mark.parametrize("sampler", ["greedy-cholesky", "rp-cholesky", "spectral-greedy"])

@@ -226,32 +226,6 @@ def test_scores_capped_by_isolated_point_bound():
     assert sl.scores_[-1] == pytest.approx(301 * exact_leverage(X, Matern(0.05, nu=0.5), 1e-4)[-1], rel=0.05)
 
 
-@pytest.mark.parametrize("kernel", [Matern(0.7, nu=1.5), RBF(0.5)])
-def test_effective_dimension_at_another_reg_equals_a_density_refit(kernel):
-    X = np.random.default_rng(4).normal(size=(3000, 3))
-    fitted = SpectralLeverage(kernel, 1e-3, algorithm="density", boundary=False, random_state=0).fit(X)
-    assert fitted.effective_dimension_at(1e-3) == pytest.approx(fitted.effective_dimension_, rel=1e-12)
-    for reg in (1e-1, 1e-5):
-        refit = SpectralLeverage(kernel, reg, algorithm="density", boundary=False, random_state=0).fit(X)
-        assert fitted.effective_dimension_at(reg) == pytest.approx(refit.effective_dimension_, rel=1e-10)
-    # decreasing in λ, as the search of n_centers="auto" assumes
-    path = [fitted.effective_dimension_at(reg) for reg in np.geomspace(1e-6, 1.0, 13)]
-    assert np.all(np.diff(path) < 0)
-
-
-def test_effective_dimension_at_checks_its_input():
-    X = np.random.default_rng(4).normal(size=(200, 2))
-    with pytest.raises(NotFittedError):
-        SpectralLeverage(RBF(1.0), 1e-3).effective_dimension_at(1e-3)
-    fitted = SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X)
-    for bad in (0.0, -1.0, np.nan, np.inf):
-        with pytest.raises(ValueError, match="reg"):
-            fitted.effective_dimension_at(bad)
-    # every feature constant: each row is the same point, of leverage k(0) / (k(0) + λ) summed
-    constant = SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(np.ones((50, 2)))
-    assert constant.effective_dimension_at(0.5) == pytest.approx(1.0 / 1.5)
-
-
 def test_sampling_is_deterministic_and_follows_probabilities():
     X = np.random.default_rng(6).normal(size=(1000, 2))
     sl = SpectralLeverage(RBF(0.5), 1e-3, random_state=3, algorithm="density").fit(X)
