@@ -272,9 +272,8 @@ class _NearField:
         self.kept = kept
         if kept is not None:
             kept[1] = scipy.linalg.solve_triangular(chol, kept[0].T, lower=True).T
-        # G = K_{:P} root L^{-T}: F and G of any rows from one product with [root, root L^{-T}]
+        # G = K_{:P} root L^{-T} in one product for the rows alone
         self.to_solved = scipy.linalg.solve_triangular(chol, root.T, lower=True).T
-        self.to_both = np.hstack([root, self.to_solved])
 
     def variance_alone(self, rows) -> np.ndarray:
         r""":math:`\sigma_i^2` of each row given the far field only (no neighbours): with
@@ -288,8 +287,8 @@ class _NearField:
         return np.maximum(r + s + s * s / (r + self.gamma - s), 1e-300)
 
     def _factor_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        both = self.kernel(self.X[rows], self.pivot_rows) @ self.to_both
-        return both[:, : self.root.shape[1]], both[:, self.root.shape[1]:]
+        F = self.kernel(self.X[rows], self.pivot_rows) @ self.root
+        return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
 
     def variance(self, near: np.ndarray, Z: np.ndarray) -> np.ndarray:
         if self.kept is None:
