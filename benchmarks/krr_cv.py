@@ -50,15 +50,13 @@ def load(name: str, seed: int) -> tuple:
     return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
 
 
-WALL: dict[str, float] = {}
-
-
-def timed(func, name: str):
-    """``func()`` and its CPU seconds; its wall seconds go to ``WALL[name]``."""
+def timed(func, row: dict, name: str):
+    """``func()``; its CPU seconds go to ``row[name]``, its wall seconds to ``row["wall"][name]``."""
     start, cpu = time.perf_counter(), time.process_time()
     out = func()
-    WALL[name] = time.perf_counter() - start
-    return out, time.process_time() - cpu
+    row[name] = time.process_time() - cpu
+    row.setdefault("wall", {})[name] = time.perf_counter() - start
+    return out
 
 
 def rmse(model, X, y) -> float:
@@ -66,22 +64,20 @@ def rmse(model, X, y) -> float:
 
 
 def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int) -> tuple:
-    WALL.clear()
     X_train, X_test, y_train, y_test = load(name, seed)
     kernel = KERNELS[kernel_name]
-    cv_model, cv_seconds = timed(lambda: NystromKRRCV(kernel, random_state=seed).fit(X_train, y_train),
-                                  "cv_s")
+    row = dict(dataset=name, seed=seed, kernel=kernel_name, n=X_train.shape[0])
+    cv_model = timed(lambda: NystromKRRCV(kernel, random_state=seed).fit(X_train, y_train), row, "cv_s")
     regs = np.unique(cv_model.cv_results_["param_reg"])
     scales = np.unique(cv_model.cv_results_["param_length_scale"])
     kernels = [kernel.clone_with_theta(kernel.theta).set_params(length_scale=ell) for ell in scales]
-    row = dict(dataset=name, seed=seed, kernel=kernel_name, n=X_train.shape[0],
-               m=cv_model.n_centers_, cv_rmse=rmse(cv_model, X_test, y_test), cv_s=cv_seconds,
-               reg=cv_model.reg_, ell=cv_model.length_scale_, grid=regs.size * scales.size)
+    row.update(m=cv_model.n_centers_, cv_rmse=rmse(cv_model, X_test, y_test), reg=cv_model.reg_,
+               ell=cv_model.length_scale_, grid=regs.size * scales.size)
     search = GridSearchCV(
         NystromKRR(n_centers=cv_model.n_centers_, random_state=seed),
         {"reg": list(regs), "kernel": kernels}, cv=KFold(folds, shuffle=True, random_state=seed),
         scoring="neg_mean_squared_error")
-    search, row["grid_s"] = timed(lambda: search.fit(X_train, y_train), "grid_s")
+    search = timed(lambda: search.fit(X_train, y_train), row, "grid_s")
     row["grid_rmse"] = rmse(search, X_test, y_test)
     if krr_max_n:
         rows = np.random.default_rng(seed).permutation(X_train.shape[0])[:krr_max_n]
@@ -90,8 +86,7 @@ def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int) -> t
         if Xs.shape[0] == X_train.shape[0]:  # every row: the same fit as above
             small, row["cv_small_s"] = cv_model, row["cv_s"]
         else:
-            small, row["cv_small_s"] = timed(
-                lambda: NystromKRRCV(kernel, random_state=seed).fit(Xs, ys), "cv_small_s")
+            small = timed(lambda: NystromKRRCV(kernel, random_state=seed).fit(Xs, ys), row, "cv_small_s")
         exact = GridSearchCV(
             KernelRidge(kernel=kernels[0]),
             {"alpha": list(n_fold * np.unique(small.cv_results_["param_reg"])),
@@ -99,11 +94,10 @@ def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int) -> t
                         for ell in np.unique(small.cv_results_["param_length_scale"])]},
             cv=KFold(folds, shuffle=True, random_state=seed), scoring="neg_mean_squared_error")
         # KernelRidge fits no intercept: it gets the targets centred by their training mean
-        exact, row["krr_s"] = timed(lambda: exact.fit(Xs, ys - ys.mean()), "krr_s")
+        exact = timed(lambda: exact.fit(Xs, ys - ys.mean()), row, "krr_s")
         row["n_small"] = Xs.shape[0]
         row["cv_small_rmse"] = rmse(small, X_test, y_test)
         row["krr_rmse"] = float(np.sqrt(np.mean((exact.predict(X_test) + ys.mean() - y_test) ** 2)))
-    row["wall"] = dict(WALL)
     return row, cv_model
 
 
@@ -142,7 +136,7 @@ def main(argv=None) -> None:
                         help="JSON-lines file: finished runs are appended, runs already in it skipped")
     args = parser.parse_args(argv)
 
-    rows, first_model = [], None
+    rows, first_run = [], None
     done = {}
     if args.out and Path(args.out).exists():
         for line in Path(args.out).read_text().splitlines():
@@ -160,7 +154,7 @@ def main(argv=None) -> None:
                     if row is None:
                         row, model = run(name, seed, kernel_name, args.folds,
                                          args.krr_max_n if name == "ccpp" else 0)
-                        first_model = first_model or model
+                        first_run = first_run or (row, model)
                         if args.out:
                             with open(args.out, "a") as out:
                                 out.write(json.dumps(row) + "\n")
@@ -183,9 +177,9 @@ def main(argv=None) -> None:
                          f"{np.median([r['cv_small_rmse'] / r['krr_rmse'] for r in group]):.3f}, time ×"
                          f"{np.median([r['cv_small_s'] / r['krr_s'] for r in group]):.3f}")
             print(line)
-    if args.figure and first_model is not None:
-        first = next(r for r in rows if r["dataset"] == args.datasets[0])
-        figure(first_model, args.figure,
+    if args.figure and first_run is not None:  # the first run made now (a model is not kept in --out)
+        first, model = first_run
+        figure(model, args.figure,
                f"{first['dataset'].upper()}, {first['kernel']}, seed {first['seed']}: GCV error")
 
 
