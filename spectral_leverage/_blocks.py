@@ -35,7 +35,7 @@ __all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", 
            "kernel_product", "limit_threads", "max_threads", "on_all_cores", "progress", "row_chunks",
            "use_n_jobs"]
 
-DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes for per-chunk temporaries
+DEFAULT_MEMORY_BUDGET = 2**30  # bytes for temporaries: scikit-learn's default working_memory (1024 MiB)
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
 N_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _MIN_THREADED_ENTRIES = 2**18  # below this, starting threads costs more than it saves

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._blocks import KERNEL_BYTES_PER_ENTRY, row_chunks
+from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
 
 __all__ = ["inverse_sqrt", "rp_cholesky"]
 
@@ -62,7 +62,7 @@ def _finite(values: np.ndarray, kernel) -> np.ndarray:
 
 def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator, *,
                 gamma: float | None = None, represents: int | None = None,
-                memory_budget: float = 2**28, greedy: bool = False,
+                memory_budget: float = DEFAULT_MEMORY_BUDGET, greedy: bool = False,
                 weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Pivots and factor of block randomly pivoted (or greedy) Cholesky on the rows of X.
 
@@ -84,7 +84,7 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
     represents : int or None, default=None
         Rows of the full data that X is a uniform subsample of: the stopping rule's sum is scaled
         by ``represents / n``. None: X is the whole data.
-    memory_budget : float, default=256 MiB
+    memory_budget : float, default=1 GiB
         Bytes of kernel temporaries per block of rows (the factor itself, n × m, comes on top).
     greedy : bool, default=False
         Greedy pivoting instead: one pivot per round, the row of largest (weighted) residual

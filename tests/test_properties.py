@@ -162,7 +162,7 @@ def run(target: str, X, n: int, kernel, reg: float, seed: int) -> list[np.ndarra
         assert replace or indices.size == m
         return [indices]
     if target in DENSITIES:
-        # 16 MiB, not the default 256 MiB: a 4-D grid of 30 million cells for 500 points takes
+        # 16 MiB, not the default 1 GiB: a 4-D grid of 30 million cells for 500 points takes
         # 3 s alone, a minute on a busy machine; a larger grid is a clear refusal
         estimator = getattr(density, target)(memory_budget=DENSITY_BUDGET)
         if "random_state" in estimator.get_params():

@@ -110,7 +110,7 @@ class BinnedDensity(BaseEstimator):
         Grid cells per bandwidth along each axis.
     truncate : float, default=4.0
         The Gaussian kernel is cut at this many bandwidths (relative mass lost < 1e-4 per axis).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes for the grid (three float64 copies) and for the per-chunk binning temporaries.
     verbose : bool, default=False
         Progress bar over chunks.
@@ -194,13 +194,13 @@ class BinnedDensity(BaseEstimator):
         low, high, std = column_summary(X)
         return self.set_layout(X.shape[0], std, low, high).grid_cells_
 
-    def max_cells(self) -> int:
-        """Largest grid the memory budget allows (three float64 copies)."""
-        return int(self.memory_budget // 24)
+    def max_cells(self, nbytes: float | None = None) -> int:
+        """Largest grid ``nbytes`` (default ``memory_budget``) allow (three float64 copies)."""
+        return int((self.memory_budget if nbytes is None else nbytes) // 24)
 
-    def fits_budget(self) -> bool:
-        """Whether the grid fixed by :meth:`set_layout` fits in ``memory_budget``."""
-        return self.grid_cells_ <= self.max_cells()
+    def fits_budget(self, nbytes: float | None = None) -> bool:
+        """Whether the grid fixed by :meth:`set_layout` fits in ``nbytes`` (default ``memory_budget``)."""
+        return self.grid_cells_ <= self.max_cells(nbytes)
 
     def check_budget(self) -> BinnedDensity:
         """``ValueError`` when the grid fixed by :meth:`set_layout` exceeds ``memory_budget``."""

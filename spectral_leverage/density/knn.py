@@ -43,7 +43,7 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
     n_neighbors : int, default=50
     max_samples : int or None, default=16384
         Tree on a random subsample of at most this many points (None: every point).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
     random_state : int, numpy Generator or None
     verbose : bool, default=False
 

@@ -90,7 +90,7 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         every point and evaluates every query directly: :math:`O(n^2)` time, for small n only.
     n_interp : int, default=8
         Anchors interpolated per query in large batches.
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes of query temporaries per chunk.
     random_state : int, numpy Generator or None
         Seeds the anchor subsample.

@@ -132,7 +132,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Landmarks are chosen among at most this many rows, a uniform subsample without replacement
         when n is larger: the choice then costs the same at any n, and a Dask fit gathers these rows
         once.
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes for a row block of kernel entries and features.
     random_state : int, numpy Generator or None, default=None
         Seeds the candidate rows, the landmarks or the random features.

@@ -97,7 +97,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     solver : {"auto", "direct", "cg"}, default="auto"
         ``"direct"``: Cholesky, :math:`O(nm^2 + m^3)`. ``"cg"``: FALKON-preconditioned conjugate
         gradient, :math:`O(nm)` per iteration. ``"auto"``: direct for m <= 5000, else cg.
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes for the row blocks of :math:`K_{nJ}` (the :math:`m \times m` matrices come on top,
         except for ``n_centers="auto"``, which keeps them within it too).
     random_state : int, numpy Generator or None, default=None

@@ -114,7 +114,7 @@ def leverage_scores(X, *, kernel, reg, method="spectral", random_state=None,
     method : str or LeverageSampler, default="spectral"
         A name from :data:`SAMPLERS` or a sampler object (cloned, then fitted on X).
     random_state : int, numpy Generator or None
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes of temporaries of a sampler given by name; a method that would need more (the
         dictionary samplers at a tiny ``reg``, ``"exact"`` at large n) raises a ValueError saying so.
 

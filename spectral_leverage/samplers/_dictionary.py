@@ -138,7 +138,7 @@ def weighted_rls(
         Un-normalised regulariser :math:`\gamma = n\lambda > 0`.
     diag : ndarray of shape (n,), optional
         ``kernel.diag(X)`` if already known.
-    memory_budget : float, default=256 MiB
+    memory_budget : float, default=1 GiB
         Bytes for the factor and the row blocks (see :func:`plan_blocks`).
 
     Returns

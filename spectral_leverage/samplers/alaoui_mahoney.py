@@ -48,7 +48,7 @@ class AlaouiMahoneySampler(LeverageSampler):
         :math:`d_\mathrm{mof} = n \max_i l_i` the maximal degrees of freedom, unknown before fitting;
         :math:`\sqrt n`, the usual Nyström budget, stands in for it and keeps the cost
         :math:`O(n p^2) = O(n^2 \log^2 n)`. Pass an explicit p for large n or very peaked densities.
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes for the p×p factors and the row blocks of its passes over X. Too
         many columns for it stops the fit with a ValueError naming the budget that would do
         (see :func:`~spectral_leverage.samplers._dictionary.plan_blocks`).

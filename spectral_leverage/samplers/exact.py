@@ -51,7 +51,7 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
         Allow n > 30 000 (the n×n matrix takes 8·n² bytes: 7.2 GB at n = 30 000).
     memory_budget : float or None, default=None
         Bytes for the n×n matrix and the kernel's temporaries (blocks of columns); a larger n is
-        refused with a ValueError. None sets no limit beyond ``force`` (blocks of 256 MiB).
+        refused with a ValueError. None sets no limit beyond ``force`` (blocks of the default 1 GiB).
 
     Returns
     -------
@@ -120,7 +120,7 @@ class ExactLeverage(LeverageSampler):
         :math:`\\lambda > 0`.
     force : bool, default=False
         Allow n above 30 000.
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes for the n×n matrix and the kernel's temporaries (at most n ≈ 5 200 at the default);
         a larger n stops the fit with a ValueError naming the budget that would do.
     random_state : int, numpy Generator or None, default=None

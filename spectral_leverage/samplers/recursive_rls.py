@@ -61,7 +61,7 @@ class RecursiveRLS(LeverageSampler):
         Final estimator of the n scores from the dictionary
         (:func:`~spectral_leverage.samplers._dictionary.dictionary_scores`). With few centres per
         effective dimension ``"weighted"`` ranks points better (see the design notes).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes for the dictionary's m×m factors and the row blocks of its passes over X. A
         dictionary that outgrows it stops the fit with a ValueError naming the budget that would do
         (see :func:`~spectral_leverage.samplers._dictionary.plan_blocks`).

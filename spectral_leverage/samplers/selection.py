@@ -86,7 +86,7 @@ class CenterSelector(UniformSampler):
     reg : float or None, default=1e-3
         :math:`\\lambda`; unused by the baselines (accepted so that every method shares one
         signature).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes of the selection's temporaries.
     random_state : int, numpy Generator or None, default=None
         Default seed of :meth:`sample` and :meth:`select`.

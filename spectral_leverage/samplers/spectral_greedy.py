@@ -54,7 +54,7 @@ class SpectralGreedy(CenterSelector):
     algorithm : {"density", "auto"}, default="density"
         :class:`~spectral_leverage.SpectralLeverage`'s algorithm; ``"auto"`` adds the full-scale
         refinement (several times slower at n = 8000).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes of the scores' temporaries; the pool's factor is kept within half of it (fewer
         candidates when ``pool_factor * m`` rows would not fit, :func:`factor_rows`).
     random_state : int, numpy Generator or None, default=None

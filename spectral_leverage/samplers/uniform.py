@@ -27,7 +27,7 @@ class UniformSampler(LeverageSampler):
         Ignored.
     reg : float or None, default=1e-3
         Ignored (None is accepted too).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Ignored.
     random_state : int, numpy Generator or None, default=None
         Default seed of :meth:`sample`.

@@ -59,7 +59,10 @@ from ._ambient import (
 from .full_scale import NEIGHBOURS, full_scale_leverage, outside_density_regime, pivots_for
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
-__all__ = ["SpectralLeverage"]
+__all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
+
+#: ``kde="auto"`` bins only grids of at most this many bytes (three float64 copies, 256 MiB)
+AUTO_GRID_BYTES = 2**28
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +113,8 @@ class SpectralLeverage(LeverageSampler):
     kde : {"auto", "binned", "tree"}, default="auto"
         Gaussian KDE of the ambient path: :class:`~spectral_leverage.density.BinnedDensity` or
         :class:`~spectral_leverage.density.TreeDensity`; "auto" bins when the grid fits in
-        ``memory_budget`` (typically d <= 3).
+        ``memory_budget`` and in :data:`AUTO_GRID_BYTES` (typically d <= 3): the grids the
+        binned path was validated and timed with; larger ones, in 4-D, go to the tree.
     boundary : bool, default=True
         Correct the scores near faces of the support by a half-space model read off the KDE's
         slope (:mod:`spectral_leverage.spectral.boundary`), on both ambient KDEs.
@@ -119,7 +123,7 @@ class SpectralLeverage(LeverageSampler):
     max_samples : int or None, default=16384
         Size of the anchor subsample of the tree KDE and the k-NN density (and of the intrinsic-
         dimension estimate); None uses every point (the tree KDE then costs :math:`O(n^2)`).
-    memory_budget : int, default=256 MiB
+    memory_budget : int, default=1 GiB
         Bytes of temporaries per chunk.
     random_state : int, numpy Generator or None, default=None
         Seeds the anchor subsample and, by default, :meth:`sample`.
@@ -352,7 +356,7 @@ class SpectralLeverage(LeverageSampler):
             return None
         binned = BinnedDensity(self.bandwidth, memory_budget=self.memory_budget, verbose=self.verbose)
         binned.set_layout(n, std, low, high)
-        if self.kde == "auto" and not binned.fits_budget():
+        if self.kde == "auto" and not binned.fits_budget(min(self.memory_budget, AUTO_GRID_BYTES)):
             return None
         return binned.check_budget()
 

@@ -8,8 +8,10 @@ from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from spectral_leverage import NystromKRRCV
+from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
 from spectral_leverage.krr import NystromKRR
 from spectral_leverage.krr._solvers import upper_cholesky
+from spectral_leverage.krr.centers import choose_centers
 from spectral_leverage.krr.cv import default_length_scales, default_regs, nystrom_path
 
 KERNEL = Matern(0.3, nu=1.5)
@@ -152,3 +154,31 @@ def random_centres(estimator) -> dict:
                          expected_failed_checks=random_centres)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _loo_pass(X, y, kernel, reg, seed, regs):
+    """(leave-one-out errors at every λ, centres) on "auto" centres drawn at ``reg`` by ``seed``."""
+    idx, _ = choose_centers(X, "auto", "spectral", kernel=kernel, reg=reg,
+                            memory_budget=DEFAULT_MEMORY_BUDGET, rng=np.random.default_rng(seed))
+    return nystrom_path(X, y[:, None], kernel, X[idx], regs, criterion="loo")["error"], idx.size
+
+
+def test_a_chosen_reg_below_the_middle_scores_its_length_scale_again_on_more_centres():
+    # the first pass draws at the middle λ (1e-3); the noise (σ = 0.3) makes a smaller λ best, and
+    # there "auto" asks for more centres: the chosen ℓ's results are those of centres drawn there
+    X, y = smooth_data(1500, seed=5)
+    regs, scales = np.geomspace(1e-1, 1e-5, 5), np.array([0.2, 0.8])
+    model = NystromKRRCV(Matern(nu=1.5), regs=regs, length_scales=scales, random_state=0).fit(X, y)
+    seeds = np.random.default_rng(0).integers(2**31 - 1, size=2)
+    regs = np.unique(regs)  # the order of cv_results_
+    first = [_loo_pass(X, y, Matern(ell, nu=1.5), 1e-3, seed, regs)
+             for ell, seed in zip(scales, seeds, strict=True)]
+    best, chosen = np.unravel_index(np.argmin([error for error, _ in first]), (2, regs.size))
+    assert regs[chosen] < 1e-3 and model.length_scale_ == scales[best]
+    again, m = _loo_pass(X, y, Matern(scales[best], nu=1.5), regs[chosen], seeds[best], regs)
+    assert m > first[best][1]
+    rows = model.cv_results_["param_length_scale"] == scales[best]
+    np.testing.assert_allclose(-model.cv_results_["mean_test_score"][rows], again, rtol=1e-10)
+    assert np.all(model.cv_results_["n_centers"][rows] == m)
+    np.testing.assert_allclose(-model.cv_results_["mean_test_score"][~rows], first[1 - best][0], rtol=1e-10)
+    assert model.reg_ == model.cv_results_["param_reg"][np.argmax(model.cv_results_["mean_test_score"])]

@@ -1,5 +1,7 @@
 """NystromKRR and LeverageNystroem: the intercept, sample weights and their metadata routing."""
 
+import warnings
+
 import numpy as np
 import pytest
 import sklearn
@@ -20,6 +22,7 @@ from spectral_leverage.krr import LeverageNystroem, NystromKRR
 from spectral_leverage.krr.centers import (
     AUTO_CENTERS_FACTOR,
     CAPPED_UNIFORM_SHARE,
+    _draws,
     auto_centers,
     center_budget,
     draw_centers,
@@ -229,9 +232,19 @@ def test_auto_centres_follow_the_effective_dimension():
     X, y = smooth_data(3000, seed=12)
     d_eff = SpectralLeverage(KERNEL, 1e-3, random_state=0).fit(X).effective_dimension_
     model = NystromKRR(KERNEL, 1e-3, "auto", sampler="uniform", random_state=0).fit(X, y)
-    draws = int(np.ceil(AUTO_CENTERS_FACTOR * d_eff))
-    unique = len(model.center_indices_)
-    assert unique <= draws and unique >= 0.5 * draws  # uniform draws of ~2 d_eff ≪ n rarely repeat
+    # in memory: exactly ⌈2 d_eff⌉ distinct rows (i.i.d. draws would repeat some)
+    assert len(model.center_indices_) == int(np.ceil(AUTO_CENTERS_FACTOR * d_eff))
+
+
+def test_auto_centres_are_distinct_rows_in_memory_and_draws_on_dask():
+    da = pytest.importorskip("dask.array")
+    X, _ = smooth_data(3000, seed=12)
+    for data, replace in [(X, False), (da.from_array(X, chunks=1000), True)]:
+        m, _, share, drawn_with_replacement = _draws(data, "auto", "spectral", kernel=KERNEL, reg=1e-3,
+                                                     memory_budget=2**28, rng=np.random.default_rng(0))
+        assert drawn_with_replacement is replace and 20 <= m < 3000 and share == 0.0
+    assert _draws(X, 50, "spectral", kernel=KERNEL, reg=1e-3, memory_budget=2**28, rng=None) == (
+        50, "spectral", 0.0, True)
 
 
 def test_auto_centres_capped_by_the_budget_warn_and_mix_in_uniform_probabilities():
@@ -247,6 +260,13 @@ def test_auto_centres_capped_by_the_budget_warn_and_mix_in_uniform_probabilities
     m, _, share = auto_centers(X, "spectral", kernel=KERNEL, reg=1e-2, memory_budget=2**28,
                                rng=np.random.default_rng(0))
     assert share == 0.0 and m < 3000
+    # 2 d_eff beyond n but n within the budget: every row (exact KRR), no warning, no mixture
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m, _, share = auto_centers(X[:300], "spectral", kernel=KERNEL, reg=1e-7, memory_budget=2**28,
+                                   rng=np.random.default_rng(0))
+    assert (m, share) == (300, 0.0)
+    assert not [w for w in caught if "memory_budget allows" in str(w.message)]
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
