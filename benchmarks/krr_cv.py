@@ -14,7 +14,9 @@ the RMSE ratios and the time ratios, all from the same run. Times are CPU second
 (``time.process_time``): with one BLAS thread and ``n_jobs=1`` they equal the wall time of an idle
 machine, and unlike wall time they do not count the other processes of a shared one (the wall
 seconds are kept in ``--out``). ``--out FILE`` appends each finished run as a JSON line and skips
-the runs already in the file, so a long benchmark can be split over several processes or resumed.
+the runs already in the file, so a long benchmark can be split over several processes or resumed;
+``--reuse-krr FILE`` takes the ``GridSearchCV(KernelRidge)`` figures (which do not depend on this
+package) from an earlier file where dataset, kernel, seed, rows and folds match.
 ``--figure PATH`` draws the CV error of the first run against λ, one line per ℓ. One BLAS thread
 per process (``--threads``) keeps the timings comparable on a shared machine::
 
@@ -63,10 +65,12 @@ def rmse(model, X, y) -> float:
     return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
 
 
-def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int) -> tuple:
+def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int, earlier: dict) -> tuple:
+    """(row, fitted NystromKRRCV); ``earlier`` maps (dataset, kernel, seed, n_small, folds) to rows
+    of an earlier run whose exact grid search is reused (it does not depend on this package)."""
     X_train, X_test, y_train, y_test = load(name, seed)
     kernel = KERNELS[kernel_name]
-    row = dict(dataset=name, seed=seed, kernel=kernel_name, n=X_train.shape[0])
+    row = dict(dataset=name, seed=seed, kernel=kernel_name, n=X_train.shape[0], folds=folds)
     cv_model = timed(lambda: NystromKRRCV(kernel, random_state=seed).fit(X_train, y_train), row, "cv_s")
     regs = np.unique(cv_model.cv_results_["param_reg"])
     scales = np.unique(cv_model.cv_results_["param_length_scale"])
@@ -87,6 +91,13 @@ def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int) -> t
             small, row["cv_small_s"] = cv_model, row["cv_s"]
         else:
             small = timed(lambda: NystromKRRCV(kernel, random_state=seed).fit(Xs, ys), row, "cv_small_s")
+        row["n_small"] = Xs.shape[0]
+        row["cv_small_rmse"] = rmse(small, X_test, y_test)
+        before = earlier.get((name, kernel_name, seed, Xs.shape[0], folds))
+        if before is not None:
+            row.update(krr_s=before["krr_s"], krr_rmse=before["krr_rmse"], krr_reused=True)
+            row["wall"]["krr_s"] = before["wall"]["krr_s"]
+            return row, cv_model
         exact = GridSearchCV(
             KernelRidge(kernel=kernels[0]),
             {"alpha": list(n_fold * np.unique(small.cv_results_["param_reg"])),
@@ -95,8 +106,6 @@ def run(name: str, seed: int, kernel_name: str, folds: int, krr_max_n: int) -> t
             cv=KFold(folds, shuffle=True, random_state=seed), scoring="neg_mean_squared_error")
         # KernelRidge fits no intercept: it gets the targets centred by their training mean
         exact = timed(lambda: exact.fit(Xs, ys - ys.mean()), row, "krr_s")
-        row["n_small"] = Xs.shape[0]
-        row["cv_small_rmse"] = rmse(small, X_test, y_test)
         row["krr_rmse"] = float(np.sqrt(np.mean((exact.predict(X_test) + ys.mean() - y_test) ** 2)))
     return row, cv_model
 
@@ -115,7 +124,7 @@ def figure(model, path: str, title: str) -> None:
                   label=f"ℓ = {ell:.2f}")
     ax.axvline(model.reg_, color="grey", linestyle=":", label=f"chosen λ = {model.reg_:.1e}")
     ax.set_xlabel("λ (reg)")
-    ax.set_ylabel("GCV error (mean squared)")
+    ax.set_ylabel(f"criterion cv={model.cv!r} (mean squared error)")
     ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -134,7 +143,26 @@ def main(argv=None) -> None:
     parser.add_argument("--figure", default=None, help="PNG of the first run's CV error against λ")
     parser.add_argument("--out", default=None,
                         help="JSON-lines file: finished runs are appended, runs already in it skipped")
+    parser.add_argument("--reuse-krr", default=None, metavar="FILE",
+                        help="JSON-lines file of an earlier run: its GridSearchCV(KernelRidge) figures "
+                             "are reused where dataset, kernel, seed, rows and folds match")
+    parser.add_argument("--figure-only", action="store_true",
+                        help="fit NystromKRRCV on the first dataset, kernel and seed, draw --figure, stop")
     args = parser.parse_args(argv)
+    if args.figure_only:
+        name, kernel_name, seed = args.datasets[0], args.kernels[0], args.seeds[0]
+        X_train, _, y_train, _ = load(name, seed)
+        with threadpool_limits(args.threads):
+            model = NystromKRRCV(KERNELS[kernel_name], random_state=seed).fit(X_train, y_train)
+        figure(model, args.figure, f"{name.upper()}, {kernel_name}, seed {seed}")
+        return
+    earlier = {}
+    if args.reuse_krr:
+        for line in Path(args.reuse_krr).read_text().splitlines():
+            record = json.loads(line)
+            if "krr_s" in record and not record.get("krr_reused"):
+                key = ("dataset", "kernel", "seed", "n_small", "folds")
+                earlier[tuple(record[k] for k in key)] = record
 
     rows, first_run = [], None
     done = {}
@@ -153,7 +181,7 @@ def main(argv=None) -> None:
                     row = done.get((name, kernel_name, seed))
                     if row is None:
                         row, model = run(name, seed, kernel_name, args.folds,
-                                         args.krr_max_n if name == "ccpp" else 0)
+                                         args.krr_max_n if name == "ccpp" else 0, earlier)
                         first_run = first_run or (row, model)
                         if args.out:
                             with open(args.out, "a") as out:
@@ -179,8 +207,7 @@ def main(argv=None) -> None:
             print(line)
     if args.figure and first_run is not None:  # the first run made now (a model is not kept in --out)
         first, model = first_run
-        figure(model, args.figure,
-               f"{first['dataset'].upper()}, {first['kernel']}, seed {first['seed']}: GCV error")
+        figure(model, args.figure, f"{first['dataset'].upper()}, {first['kernel']}, seed {first['seed']}")
 
 
 if __name__ == "__main__":
