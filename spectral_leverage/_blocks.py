@@ -36,6 +36,7 @@ __all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", 
            "use_n_jobs"]
 
 DEFAULT_MEMORY_BUDGET = 2**30  # bytes for temporaries: scikit-learn's default working_memory (1024 MiB)
+MAX_BLOCK_BYTES = 2**26  # one block's temporaries at most, whatever the budget
 KERNEL_BYTES_PER_ENTRY = 8.0 * 5  # a float64 kernel block plus the kernel's own temporaries
 N_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _MIN_THREADED_ENTRIES = 2**18  # below this, starting threads costs more than it saves
@@ -43,8 +44,10 @@ _SUMMARY_ROWS = 2**15  # rows per transposed block in column_summary (d × 256 K
 
 
 def row_chunks(n_rows: int, bytes_per_row: float, memory_budget: float):
-    """Yield slices of at most ``memory_budget / bytes_per_row`` rows (at least 1) covering n_rows."""
-    step = max(1, int(memory_budget // max(bytes_per_row, 1.0)))
+    """Yield slices of at most ``min(memory_budget, MAX_BLOCK_BYTES) / bytes_per_row`` rows (at least
+    1) covering n_rows: a larger budget allows more blocks at once, not larger ones, which only add
+    page faults (BLAS runs at full speed on far smaller blocks)."""
+    step = max(1, int(min(memory_budget, MAX_BLOCK_BYTES) // max(bytes_per_row, 1.0)))
     for start in range(0, n_rows, step):
         yield slice(start, min(start + step, n_rows))
 

@@ -2,6 +2,7 @@
 column summary."""
 
 import contextvars
+import itertools
 import threading
 
 import numpy as np
@@ -188,3 +189,16 @@ def test_column_summary_leaves_its_input_alone():
     before = X.copy()
     column_summary(X)
     np.testing.assert_array_equal(X, before)
+
+
+def test_row_chunks_cover_the_rows_in_blocks_no_larger_than_the_cap():
+    from spectral_leverage._blocks import MAX_BLOCK_BYTES, row_chunks
+
+    n, per_row = 200_000, 1024.0
+    capped = MAX_BLOCK_BYTES // 1024
+    for budget, step in [(2**20, 1024), (MAX_BLOCK_BYTES, capped), (2**30, capped)]:
+        chunks = list(row_chunks(n, per_row, budget))
+        assert [c.stop - c.start for c in chunks[:-1]] == [step] * (len(chunks) - 1)
+        assert chunks[0].start == 0 and chunks[-1].stop == n
+        assert all(a.stop == b.start for a, b in itertools.pairwise(chunks))
+    assert [c.stop - c.start for c in row_chunks(3, 1e12, 2**30)] == [1, 1, 1]  # at least one row
