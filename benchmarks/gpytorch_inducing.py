@@ -10,6 +10,8 @@ with M inducing points:
 
 * ``leverage``: ``sample_centers(X, M, kernel=c·RBF(ℓ), reg=σ²/n, replace=False)`` through
   :func:`spectral_leverage.interop.to_gpytorch` (its kernel and noise are the GP's);
+* ``mixture``: M distinct rows drawn by ½ leverage + ½ uniform probabilities, the rule of
+  ``n_centers="auto"`` under a binding memory budget (``--methods`` to ask for it);
 * ``uniform``: M distinct training rows uniformly at random;
 * ``k-means``: scikit-learn's ``KMeans(M)`` centres.
 
@@ -94,11 +96,15 @@ def inducing_points(method: str, X: np.ndarray, m: int, kernel, noise: float, se
     if method == "leverage":
         sampler = SpectralLeverage(kernel, noise / X.shape[0], random_state=seed).fit(X)
         return to_gpytorch(sampler, X, m, random_state=seed).inducing_points.numpy()
+    if method == "mixture":
+        p = SpectralLeverage(kernel, noise / X.shape[0], random_state=seed).fit(X).probabilities_
+        rows = np.random.default_rng(seed).choice(X.shape[0], size=m, replace=False, p=0.5 * p + 0.5 / p.size)
+        return X[np.sort(rows)]
     if method == "uniform":
         return X[np.random.default_rng(seed).choice(X.shape[0], size=m, replace=False)]
     if method == "k-means":
         return KMeans(m, n_init=1, random_state=seed).fit(X).cluster_centers_
-    raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
+    raise ValueError(f"method must be one of {(*METHODS, 'mixture')}, got {method!r}.")
 
 
 def sgpr(X, y, Xte, yte, inducing: np.ndarray, kernel, noise: float, steps: int) -> tuple[float, float]:
@@ -145,7 +151,7 @@ def run(ms=(50, 200), seeds=(0, 1, 2), steps: int = 0, methods=METHODS, hyper: s
 def summary(rows: list[dict]) -> list[dict]:
     """Means over seeds per (hyper-parameters, steps, M, method)."""
     keys = sorted({(r["hyper"], r["steps"], r["m"], r["method"]) for r in rows},
-                  key=lambda k: (k[0], k[1], k[2], METHODS.index(k[3])))
+                  key=lambda k: (k[0], k[1], k[2], (*METHODS, "mixture").index(k[3])))
     out = []
     for hyper, steps, m, method in keys:
         key = (hyper, steps, m, method)
@@ -163,9 +169,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, nargs="+", default=[0, 50])
     parser.add_argument("--hyper", nargs="+", default=["gp"], choices=["gp", "krr-cv"])
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=[*METHODS, "mixture"])
     args = parser.parse_args()
     rows = [row for hyper in args.hyper for steps in args.steps
-            for row in run(args.m, args.seeds, steps, hyper=hyper)]
+            for row in run(args.m, args.seeds, steps, methods=args.methods, hyper=hyper)]
     print("| hyper | steps | seed | M | method | test RMSE (MW) | test NLL | select s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
