@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from spectral_leverage import NystromKRR, SpectralLeverage
 from spectral_leverage.krr.centers import CAPPED_UNIFORM_SHARE, draw_centers
-from spectral_leverage.krr.cv import nystrom_path
+from spectral_leverage.krr.reg_path import nystrom_path
 from spectral_leverage.validation.tradeoff import regression_problem
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -1,31 +1,8 @@
-r"""Nyström KRR with λ and ℓ chosen by cross-validation: every λ from one eigendecomposition.
+"""Nyström KRR with λ and ℓ chosen by leave-one-out, GCV or k-fold cross-validation.
 
-For a length scale ℓ the centres :math:`J` are drawn once. With :math:`B = K_{nJ}T^{-1}`
-(:math:`T^\top T = K_{JJ}`), weights :math:`w` (:math:`W = \sum_i w_i`) and the intercept eliminated
-(:mod:`spectral_leverage.krr._solvers`), the centred normal equations are
-:math:`(H + W\lambda I)\beta = c`. One eigendecomposition :math:`H = V\Lambda V^\top` gives every λ:
-:math:`\beta(\lambda) = V(\Lambda + W\lambda)^{-1}z`, :math:`z = V^\top c`, for :math:`O(m^2)` each.
-The fitted values are a linear smoother :math:`\hat y = S_\lambda y` (the Nyström hat matrix) with
-
-.. math::
-
-    S_\lambda = \tfrac1W \mathbf 1 w^\top + \tilde B (\tilde B^\top D_w \tilde B + W\lambda I)^{-1}
-    \tilde B^\top D_w, \qquad \operatorname{tr} S_\lambda = 1 + \sum_k \frac{\Lambda_k}{\Lambda_k + W\lambda},
-
-:math:`\tilde B` the weighted-centred :math:`B` (no :math:`\mathbf 1 w^\top/W` term without an
-intercept). The criteria, all a weighted mean squared error (lower is better):
-
-* ``cv="gcv"`` (Golub, Heath & Wahba, 1979): :math:`\frac{\sum_i w_i r_i^2 / W}
-  {(1 - \operatorname{tr} S_\lambda / n)^2}` (n the rows of positive weight), the residual sum
-  from :math:`\Lambda` and :math:`z` alone; no second pass over the data.
-* ``cv="loo"``: :math:`\frac1W\sum_i w_i \big(r_i / (1 - [S_\lambda]_{ii})\big)^2`, the exact
-  leave-one-out error of this penalised least-squares problem with the centres and the penalty
-  :math:`W\lambda` held fixed (as scikit-learn's ``RidgeCV``, whose ``alpha`` is not rescaled when a
-  row is left out); one more pass for the diagonal :math:`[S_\lambda]_{ii}`.
-* an int k (or a scikit-learn splitter): the system of each training fold, the error on its
-  held-out fold. The centres are drawn from all rows' inputs (never their targets).
-
-Multi-output targets are scored by the mean over outputs.
+For each length scale the centres are drawn once and every λ is scored along the path of
+:mod:`spectral_leverage.krr.reg_path` (its docstring states the criteria); a grid search would
+refit once per (λ, ℓ, fold).
 """
 
 from __future__ import annotations
@@ -34,7 +11,6 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from scipy.linalg import eigh, solve_triangular
 from scipy.spatial.distance import pdist
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import check_cv
@@ -52,11 +28,11 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..kernels import parse_kernel, resolve_kernel
-from ._solvers import centred_system, normal_equations, upper_cholesky, whitened_blocks
 from .centers import choose_centers, positive_rows
 from .nystrom import SAMPLER, NystromKRR
+from .reg_path import held_out_error, nystrom_path
 
-__all__ = ["NystromKRRCV", "default_length_scales", "default_regs", "nystrom_path"]
+__all__ = ["NystromKRRCV", "default_length_scales", "default_regs"]
 
 _N_REGS = 20
 _LENGTH_FACTORS = (0.125, 0.25, 0.5, 1.0)
@@ -101,102 +77,13 @@ def _with_length_scale(kernel, length_scale: float):
     return clone(kernel).set_params(**{key: length_scale})
 
 
-def _eigensystem(X, Y, shared, weights, fit_intercept: bool, memory_budget: float) -> dict:
-    """The centred normal equations of the rows of X, diagonalised."""
-    H, c, b_mean, y_mean, total = centred_system(
-        normal_equations(X, Y, shared, memory_budget, weights=weights), fit_intercept)
-    H = np.triu(H) + np.triu(H, 1).T
-    evals, V = eigh(H, check_finite=False)
-    return dict(evals=np.maximum(evals, 0.0), V=V, z=V.T @ c, b_mean=b_mean, y_mean=y_mean,
-                total=total, fit_intercept=fit_intercept)
-
-
-def _shrink(system: dict, regs: np.ndarray) -> np.ndarray:
-    """(m, L): :math:`1/(\\Lambda_k + W\\lambda_l)`."""
-    return 1.0 / (system["evals"][:, None] + system["total"] * regs[None, :])
-
-
-def _combine(A: np.ndarray, z: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """(b, L, t): ``A @ (z[:, j] * D[:, l])`` for every λ l and output j, as one matrix product."""
-    m, t = z.shape
-    product = A @ (z[:, :, None] * D[:, None, :]).reshape(m, -1)
-    return product.reshape(A.shape[0], t, -1).transpose(0, 2, 1)
-
-
-def _held_out(X, Y, weights, shared, system: dict, regs, memory_budget: float,
-              leave_one_out: bool) -> np.ndarray:
-    """Σ_i w_i e_i² over the rows of X for every λ (summed over outputs), e the residual of the
-    system's fit, divided by 1 − [S_λ]_ii for leave-one-out."""
-    D, V, z = _shrink(system, regs), system["V"], system["z"]
-    w = np.ones(X.shape[0]) if weights is None else weights
-    errors = np.zeros(regs.size)
-    for rows, Bt in whitened_blocks(X, shared, memory_budget, regs.size * Y.shape[1]):
-        Q = (Bt.T - system["b_mean"]) @ V
-        residual = Y[rows][:, None, :] - system["y_mean"] - _combine(Q, z, D)
-        if leave_one_out:
-            h = w[rows, None] * ((Q**2) @ D + system["fit_intercept"] / system["total"])
-            residual /= (1.0 - h)[:, :, None]
-        errors += np.einsum("b,blt->l", w[rows], residual**2)
-    return errors
-
-
-def nystrom_path(X, Y, kernel, centers, regs, *, weights=None, fit_intercept: bool = True,
-                 criterion: str | None = "gcv", memory_budget: float = DEFAULT_MEMORY_BUDGET) -> dict:
-    r"""Nyström KRR on fixed centres for every λ of ``regs`` from one eigendecomposition.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    Y : ndarray of shape (n, t)
-    kernel : sklearn kernel
-    centers : ndarray of shape (m, d)
-    regs : ndarray of shape (L,)
-        λ values, > 0.
-    weights : ndarray of shape (n,) or None
-        Positive row weights.
-    fit_intercept : bool, default=True
-    criterion : {"gcv", "loo"} or None, default="gcv"
-        The criterion of the module docstring computed for every λ (None: none).
-    memory_budget : float
-
-    Returns
-    -------
-    dict
-        ``coef`` (L, m, t) and ``intercept`` (L, t), equal to ``NystromKRR.fit`` with these
-        centres at each λ; ``df`` (L,), :math:`\operatorname{tr} S_\lambda`; ``error`` (L,), the
-        criterion (absent for None).
-    """
-    T = upper_cholesky(kernel(centers))[0]
-    shared = (kernel, centers, T)
-    system = _eigensystem(X, Y, shared, weights, fit_intercept, memory_budget)
-    D, V, z, evals = _shrink(system, regs), system["V"], system["z"], system["evals"]
-    beta = _combine(V, z, D)  # (m, L, t)
-    m, t = z.shape
-    coef = solve_triangular(T, beta.reshape(m, -1), check_finite=False)
-    out = dict(coef=coef.reshape(m, regs.size, t).transpose(1, 0, 2),
-               intercept=system["y_mean"] - np.einsum("m,mlt->lt", system["b_mean"], beta),
-               df=(evals[:, None] * D).sum(axis=0) + fit_intercept)
-    w = np.ones(X.shape[0]) if weights is None else weights
-    if criterion == "gcv":
-        yy = float(np.sum(w[:, None] * (Y - system["y_mean"]) ** 2))
-        mu = system["total"] * regs
-        rss = yy - np.einsum("kt,kl->l", z**2, (evals[:, None] + 2 * mu) * D**2)
-        dof = np.minimum(out["df"] / X.shape[0], 1.0)  # df = n: interpolation, GCV infinite
-        with np.errstate(divide="ignore"):
-            out["error"] = np.maximum(rss, 0.0) / (system["total"] * t) / (1 - dof) ** 2
-    elif criterion == "loo":
-        out["error"] = _held_out(X, Y, weights, shared, system, regs, memory_budget, True) / (
-            system["total"] * t)
-    return out
-
-
 class NystromKRRCV(RegressorMixin, BaseEstimator):
     r"""Nyström kernel ridge regression with λ and ℓ chosen by GCV, leave-one-out or k-fold CV.
 
     For each length scale ℓ of the grid the centres are drawn once (leverage scores at the grid's
     geometric-middle λ, ``n_centers`` of them, ``"auto"`` by
     :func:`~spectral_leverage.krr.centers.auto_centers`) and every λ is solved from one
-    eigendecomposition of the :math:`m \times m` system (module docstring): a grid of
+    eigendecomposition of the :math:`m \times m` system (:mod:`~spectral_leverage.krr.reg_path`): a grid of
     :math:`L_\ell \times L_\lambda` values costs :math:`L_\ell` passes over the data (k passes each
     for k-fold), where a grid search refits :math:`k L_\ell L_\lambda` times. With
     ``n_centers="auto"``, when the chosen λ lies below the middle one (where the rule asks for
@@ -218,11 +105,12 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     n_centers : int or "auto", default="auto"
         As in :class:`NystromKRR`.
     cv : {"loo", "gcv"}, int >= 2 or a scikit-learn splitter, default="loo"
-        The criterion (module docstring). Leave-one-out is the default: it is exact for the
-        fixed-centre problem, whereas GCV replaces every :math:`[S_\lambda]_{ii}` by their mean,
-        which the centres (rows whose own kernel function is in the model) make far from uniform;
-        on CCPP (RBF) GCV chose ℓ = 0.31 and a test RMSE 8 % above leave-one-out's choice, for one
-        more pass over the data per ℓ (docs/notes/krr-cv.md).
+        The criterion (:mod:`~spectral_leverage.krr.reg_path`). Leave-one-out is the default: it
+        is exact for the fixed-centre problem, whereas GCV replaces every
+        :math:`[S_\lambda]_{ii}` by their mean, which the centres (rows whose own kernel function
+        is in the model) make far from uniform; on CCPP (RBF) GCV chose ℓ = 0.31 and a test RMSE
+        8 % above leave-one-out's choice, for one more pass over the data per ℓ
+        (docs/notes/krr-cv.md).
     sampler : str or LeverageSampler, default="spectral"
         As in :class:`NystromKRR`.
     fit_intercept : bool, default=True
@@ -329,14 +217,14 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         seeds = rng.integers(2**31 - 1, size=scales.size)
         passes = [self._path(Xw, Y, weights, kernel, ell, reference, seed, regs, splits)
                   for ell, seed in zip(scales, seeds, strict=True)]
-        best, chosen = self._best(passes, splits)
+        best, chosen = self._best(passes)
         if self.n_centers == "auto" and regs[chosen] < reference:
             again = self._path(Xw, Y, weights, kernel, scales[best], regs[chosen], seeds[best], regs,
                                splits)
             if again["n_centers"] > passes[best]["n_centers"]:
                 passes[best] = again
-                best, chosen = self._best(passes, splits)
-        self.cv_results_ = self._results(passes, scales, regs, splits)
+                best, chosen = self._best(passes)
+        self.cv_results_ = self._results(passes, scales, regs)
         self.reg_, self.length_scale_ = float(regs[chosen]), float(scales[best])
         self.kernel_ = _with_length_scale(kernel, self.length_scale_)
         self.best_score_ = float(self.cv_results_["mean_test_score"][best * regs.size + chosen])
@@ -355,12 +243,14 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
                                 memory_budget=self.memory_budget, sample_weight=weights,
                                 rng=np.random.default_rng(seed))
         error, df = self._score(X, Y, weights, kern, X[idx], regs, splits)
-        return dict(error=error, df=df, n_centers=idx.size)
+        folds = None if splits is None else error
+        return dict(error=error if splits is None else error.mean(axis=0), folds=folds, df=df,
+                    n_centers=idx.size)
 
     @staticmethod
-    def _best(passes: list, splits) -> tuple[int, int]:
+    def _best(passes: list) -> tuple[int, int]:
         """(index of ℓ, index of λ) of the lowest criterion (mean over folds)."""
-        error = np.stack([p["error"] if splits is None else p["error"].mean(axis=0) for p in passes])
+        error = np.stack([p["error"] for p in passes])
         return np.unravel_index(int(np.argmin(error)), error.shape)
 
     def _score(self, X, Y, weights, kernel, centers, regs, splits) -> tuple[np.ndarray, np.ndarray]:
@@ -370,19 +260,12 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
                                 fit_intercept=self.fit_intercept, criterion=self.cv,
                                 memory_budget=self.memory_budget)
             return path["error"], path["df"]
-        shared = (kernel, centers, upper_cholesky(kernel(centers))[0])
-        errors = []
-        for train, test in splits:
-            w_train, w_test = (None, None) if weights is None else (weights[train], weights[test])
-            system = _eigensystem(X[train], Y[train], shared, w_train, self.fit_intercept,
-                                  self.memory_budget)
-            total = test.size if w_test is None else float(w_test.sum())
-            errors.append(_held_out(X[test], Y[test], w_test, shared, system, regs,
-                                    self.memory_budget, False) / (total * Y.shape[1]))
-        return np.asarray(errors), np.full(regs.size, np.nan)
+        errors = held_out_error(X, Y, kernel, centers, regs, splits, weights=weights,
+                                fit_intercept=self.fit_intercept, memory_budget=self.memory_budget)
+        return errors, np.full(regs.size, np.nan)
 
     @staticmethod
-    def _results(passes: list, scales: np.ndarray, regs: np.ndarray, splits) -> dict:
+    def _results(passes: list, scales: np.ndarray, regs: np.ndarray) -> dict:
         L = regs.size
         results = {
             "param_length_scale": np.repeat(scales, L),
@@ -390,11 +273,10 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             "n_centers": np.repeat([p["n_centers"] for p in passes], L),
             "effective_degrees_of_freedom": np.concatenate([p["df"] for p in passes]),
         }
-        error = np.concatenate([p["error"] for p in passes], axis=-1)
-        if splits is not None:
-            for k, fold in enumerate(error):
+        if passes[0]["folds"] is not None:
+            for k, fold in enumerate(np.concatenate([p["folds"] for p in passes], axis=-1)):
                 results[f"split{k}_test_score"] = -fold
-            error = error.mean(axis=0)
+        error = np.concatenate([p["error"] for p in passes])
         results["mean_test_score"] = -error
         results["rank_test_score"] = np.argsort(np.argsort(error, kind="stable"), kind="stable") + 1
         return results

@@ -65,3 +65,13 @@ class FixedScores(LeverageSampler):
         self.n_features_in_ = np.asarray(X).shape[1]
         self._set_scores(self.scores)
         return self
+
+
+def path_problem(n=300, seed=0, t=None, weighted=False):
+    """(X, Y (n, t) with an offset of 20, weights or None, 40 distinct rows as centres)."""
+    X, y = smooth_data(n, seed=seed, t=t)
+    y = y + 20.0
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.3, 3.0, size=n) if weighted else None
+    centers = X[np.sort(rng.choice(n, 40, replace=False))]
+    return X, y.reshape(n, -1), w, centers
