@@ -47,7 +47,7 @@ KERNEL = "no_validation"
 POSITIVE = [Interval(Real, 0, None, closed="neither")]
 #: an int >= 1 (sizes, counts)
 POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
-#: bytes of temporaries per chunk
+#: bytes of temporaries in all (one block of rows takes at most min(budget, 64 MiB))
 MEMORY_BUDGET = [Interval(Real, 1, None, closed="left")]
 #: joblib's ``n_jobs``: None, -1 and below (all cores but ...), or a count >= 1; not 0
 N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]

@@ -124,7 +124,9 @@ class SpectralLeverage(LeverageSampler):
         Size of the anchor subsample of the tree KDE and the k-NN density (and of the intrinsic-
         dimension estimate); None uses every point (the tree KDE then costs :math:`O(n^2)`).
     memory_budget : int, default=1 GiB
-        Bytes of temporaries per chunk.
+        Bytes of temporaries: the binned KDE's grid (``kde="auto"`` bins only grids within
+        min(budget, 256 MiB)), the full-scale factor and its matrices, and the row blocks (each at
+        most min(budget, 64 MiB)).
     random_state : int, numpy Generator or None, default=None
         Seeds the anchor subsample and, by default, :meth:`sample`.
     verbose : bool, default=False
