@@ -30,6 +30,7 @@ __all__ = [
     "check_random_state",
     "check_samples",
     "is_dask_collection",
+    "renamed",
     "validate_params",
     "warn_constant_features",
 ]
@@ -136,6 +137,16 @@ def check_kernel_range(X: np.ndarray, length_scale, nu: float, *, name: str = "X
             f"1e{low:.0f}..1e{high:.0f}) is too extreme for float64 kernel values: standardise {name} "
             "and choose a length scale near its spread."
         )
+
+
+def renamed(estimator, old: str, new: str, removed_in: str):
+    """The value of parameter ``new``, or of its deprecated alias ``old`` (with a ``FutureWarning``)
+    when the caller set that one: an alias left at its default, the string ``"deprecated"``."""
+    if getattr(estimator, old) == "deprecated":
+        return getattr(estimator, new)
+    warnings.warn(f"{old} was renamed {new} and will be removed in {removed_in}; pass {new} instead.",
+                  FutureWarning, stacklevel=3)
+    return getattr(estimator, old)
 
 
 def warn_constant_features(std: np.ndarray, names=None) -> None:

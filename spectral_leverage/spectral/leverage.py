@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -38,6 +37,7 @@ from .._validation import (
     POSITIVE_INT,
     RANDOM_STATE,
     check_random_state,
+    renamed,
     validate_params,
     warn_constant_features,
 )
@@ -56,7 +56,7 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
-from .full_scale import NEIGHBOURS, full_scale_leverage, outside_density_regime, pivots_for
+from .full_scale import full_scale_scores, outside_density_regime
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
@@ -240,12 +240,7 @@ class SpectralLeverage(LeverageSampler):
         if self.density is not None:
             backend.require_in_memory("density", "the density is estimated from the data; a known "
                                       "density can be passed for in-memory data")
-        self._max_samples = self.max_samples
-        if self.max_tree_size != "deprecated":
-            warnings.warn("max_tree_size was renamed max_samples (the name the density estimators use) "
-                          "and will be removed in 0.3; pass max_samples instead.", FutureWarning,
-                          stacklevel=2)
-            self._max_samples = self.max_tree_size
+        self._max_samples = renamed(self, "max_tree_size", "max_samples", removed_in="0.3")
         if self._max_samples is None:
             backend.require_in_memory("max_samples=None", "it evaluates the KDE at every point; "
                                       "give an int (default 16384)")
@@ -303,11 +298,10 @@ class SpectralLeverage(LeverageSampler):
         scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
         self.algorithm_ = self._choose_algorithm(backend, n, scores)
         if self.algorithm_ == "full-scale":
-            leverage, _ = full_scale_leverage(
-                X, resolve_kernel(self.kernel), spec, reg, max_pivots=pivots_for(n), n_neighbors=NEIGHBOURS,
-                max_samples=self._max_samples, memory_budget=self.memory_budget,
-                rng=check_random_state(self.random_state))
-            scores = n * leverage
+            scores = full_scale_scores(X, resolve_kernel(self.kernel), spec, reg, scores, p_score,
+                                       self.intrinsic_dim_, max_samples=self._max_samples,
+                                       memory_budget=self.memory_budget,
+                                       rng=check_random_state(self.random_state))
         self._set_scores(scores)
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
