@@ -33,9 +33,28 @@ have a relative spread of about :math:`1/\sqrt{k}`, so 2048 of them fix the mean
 a thousand, and querying them costs an eighth of querying all 16384. They are evenly spread over
 the subsample's rows, which keep the data's order (random rows of it when n > ``max_samples``), so
 reordering the data can move the estimate by that much.
+
+**Flatness of the neighbourhoods.** The estimate reads low on full-dimensional data too: from a
+point near a face of the support the neighbours thin out as k grows, and in higher d most points
+are near a face (at n = 4000 a uniform cube reads 2.8 in 3-D, 4.4 in 5-D, 6.6 in 8-D, 0.94–0.83
+of d). The shape of the neighbourhoods tells the two apart: near a :math:`d'`-dimensional set the
+k nearest neighbours spread along :math:`d'` directions and hardly at all across them, while at a
+face, or a corner, a neighbourhood keeps some spread in every direction. With
+``return_flatness=True`` the estimate comes with the median, over the queried points, of
+:math:`\lambda_{\min} / \bar\lambda` of the covariance of each point's :math:`k_2` nearest
+neighbours (the point included; smallest over mean eigenvalue), divided by the same median on as
+many uniform points of :math:`[0, 1]^d` (one fixed sample per size and dimension, so the ratio
+allows for the eigenvalues' sampling spread and for the faces). It reads 0.96–1.37 on uniform,
+Gaussian and bimodal data in 3–8 dimensions at 500–16 000 points, 0.61–0.78 on the CCPP features,
+at most 0.15 on a cube in :math:`R^4`–:math:`R^8` with noise 0.01, on a swiss roll and on CASP.
+Fewer than 2d neighbours cannot show every direction's spread (the smallest eigenvalue of a
+sample covariance of k points in d dimensions is about :math:`(1 - \sqrt{d/k})^2` of the true
+one): the flatness is then NaN.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from pykdtree.kdtree import KDTree
@@ -47,10 +66,15 @@ __all__ = ["intrinsic_dimension"]
 
 #: the neighbourhood sizes never shrink below this (for samples of fewer than 40 times as many points)
 MIN_NEIGHBOURS = 10
+#: the flatness needs at least this many neighbours per feature (else NaN)
+NEIGHBOURS_PER_FEATURE = 2
+#: floats in one block of neighbourhoods whose covariances are taken together (32 MiB)
+FLATNESS_BLOCK = 2**22
 
 
 def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: int | None = 2**14,
-                        max_queries: int | None = 2**11, random_state=None) -> float:
+                        max_queries: int | None = 2**11, random_state=None,
+                        return_flatness: bool = False) -> float | tuple[float, float]:
     """Levina–Bickel / MacKay–Ghahramani MLE of the intrinsic dimension, clipped to [1, d].
 
     Parameters
@@ -70,11 +94,17 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
         spread over its rows (None: all of them).
     random_state : int, numpy Generator or None
         Seeds the subsample.
+    return_flatness : bool, default=False
+        Also return the flatness of the neighbourhoods (see the module's docstring): about 1 on
+        data that fill :math:`R^d`, near 0 on data near a lower-dimensional set.
 
     Returns
     -------
     float
         The estimate, in [1, d]; ``d`` itself when fewer than 3 distinct points exist.
+    flatness : float
+        Only with ``return_flatness``: the smallest local variance relative to uniform data's, from
+        the :math:`k_2` nearest neighbours of the queried points; NaN when :math:`k_2 < 2d`.
 
     Examples
     --------
@@ -84,6 +114,9 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     >>> plane = rng.normal(size=(4000, 2)) @ Q.T       # a 2-D Gaussian plane inside R^8
     >>> round(intrinsic_dimension(plane), 1)
     2.0
+    >>> _, flatness = intrinsic_dimension(plane, return_flatness=True)
+    >>> bool(flatness < 1e-6)                          # no spread across the plane
+    True
     """
     X = check_data(X, min_samples=1)
     k_min, k_max = check_samples(k_min, "k_min"), check_samples(k_max, "k_max")
@@ -95,19 +128,21 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
         X = X[rows]
     if max_queries is not None:
         check_samples(max_queries, "max_queries")
+    too_few = (float(d), np.nan) if return_flatness else float(d)
     if X.shape[0] < 3:
-        return float(d)
+        return too_few
     X = np.ascontiguousarray(X)
     tree = KDTree(X)
     nearest, _ = tree.query(X, k=2)  # a zero distance to the second neighbour: a duplicate
     if np.any(nearest.reshape(-1, 2)[:, 1] == 0):
         X = np.unique(X, axis=0)  # a sort of every row, so only when needed
         if X.shape[0] < 3:
-            return float(d)
+            return too_few
         tree = KDTree(X)
     # at most a 40th of the points: larger neighbourhoods of a small sample reach its boundary
     k_max = min(k_max, max(MIN_NEIGHBOURS, X.shape[0] // 40))
-    log_t = _log_neighbour_distances(tree, X, k_max, max_queries)
+    dist, neighbours = _neighbours(tree, X, k_max, max_queries)
+    log_t = np.log(dist[:, 1:])  # drop the point itself
     k_max = log_t.shape[1]
     k_min = min(k_min, max(2, k_max // 2))
     cumulative = np.cumsum(log_t, axis=1)
@@ -116,16 +151,44 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
         # (1/(k-1)) Σ_{j<k} log(T_k / T_j) per point, then the inverse of its mean
         inverse = log_t[:, k - 1] - cumulative[:, k - 2] / (k - 1)
         estimates.append(1.0 / inverse.mean())
-    return float(np.clip(np.mean(estimates), 1.0, d))
+    estimate = float(np.clip(np.mean(estimates), 1.0, d))
+    if not return_flatness:
+        return estimate
+    if k_max < NEIGHBOURS_PER_FEATURE * d:
+        return estimate, np.nan
+    return estimate, _flatness(X, neighbours) / _uniform_flatness(X.shape[0], d, k_max, max_queries)
 
 
-def _log_neighbour_distances(tree: KDTree, X: np.ndarray, k_max: int,
-                             max_queries: int | None) -> np.ndarray:
-    """log T_j for j = 1 .. min(k_max, n - 1) at up to ``max_queries`` evenly spread rows of X
-    (n >= 3 distinct rows, ``tree`` built on them): shape (queries, k)."""
+def _neighbours(tree: KDTree, X: np.ndarray, k_max: int,
+                max_queries: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and indices of the min(k_max, n - 1) nearest neighbours, the point itself first,
+    of up to ``max_queries`` evenly spread rows of X (n >= 3 distinct rows, ``tree`` built on
+    them): two arrays of shape (queries, k + 1)."""
     n = X.shape[0]
     k = min(k_max, n - 1)
     queries = X if max_queries is None or max_queries >= n else \
         X[np.linspace(0, n - 1, max_queries).astype(np.intp)]
-    dist, _ = tree.query(queries, k=k + 1)
-    return np.log(dist.reshape(queries.shape[0], k + 1)[:, 1:])  # drop the point itself
+    dist, index = tree.query(queries, k=k + 1)
+    shape = (queries.shape[0], k + 1)
+    return dist.reshape(shape), index.reshape(shape).astype(np.intp)
+
+
+def _flatness(X: np.ndarray, neighbours: np.ndarray) -> float:
+    """Median over the rows of ``neighbours`` (indices into X) of the smallest over the mean
+    eigenvalue of the covariance of those points of X."""
+    per_block = max(1, FLATNESS_BLOCK // (neighbours.shape[1] * X.shape[1]))
+    ratios = []
+    for start in range(0, neighbours.shape[0], per_block):
+        points = X[neighbours[start:start + per_block]]
+        points -= points.mean(axis=1, keepdims=True)
+        eigenvalues = np.linalg.eigvalsh(np.einsum("qki,qkj->qij", points, points))
+        ratios.append(eigenvalues[:, 0] / eigenvalues.mean(axis=1))
+    return float(np.median(np.concatenate(ratios)))
+
+
+@lru_cache(maxsize=16)
+def _uniform_flatness(n: int, d: int, k_max: int, max_queries: int | None) -> float:
+    """:func:`_flatness` of n uniform points of [0, 1]^d (one fixed sample) with the neighbourhoods
+    of the data it is compared with."""
+    U = np.random.default_rng(0).uniform(size=(n, d))
+    return _flatness(U, _neighbours(KDTree(U), U, k_max, max_queries)[1])

@@ -102,10 +102,10 @@ class SpectralLeverage(LeverageSampler):
     intrinsic_dim : "auto", float or None, default="auto"
         Dimension :math:`d'` of the density's volume term and of the polar integral. None: the
         ambient d with a Gaussian KDE (the paper's method). A float in [1, d]: that :math:`d'`
-        with a k-NN density. "auto": estimate :math:`d'`
+        with a k-NN density. "auto": estimate :math:`d'` and the neighbourhoods' flatness
         (:func:`~spectral_leverage.density.intrinsic_dimension`, in the kernel's coordinates);
-        below 90 % of d the data lie near a lower-dimensional set and the k-NN density in
-        :math:`d'` is used, otherwise the ambient KDE.
+        below 90 % of d and flat, the data lie near a lower-dimensional set and the k-NN density
+        in :math:`d'` is used, otherwise the ambient KDE (``_ambient.choose_dimension``).
     density : None, array_like of shape (n,) or callable, default=None
         A known input density instead of the estimate: the densities at the training points, or a
         callable ``density(X) -> (n,)`` (needed for :meth:`score_samples`), with respect to
