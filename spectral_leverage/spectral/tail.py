@@ -105,7 +105,7 @@ class TailVariance:
         # the learned share is a function of (log p, position of the cut-off on the grid); where the
         # tail's prior underflows the share is 1 (the tail is unlearned there)
         share = np.ones((log_p.size, log_rho.size))
-        for row, value in zip(share, log_p):
+        for row, value in zip(share, log_p, strict=True):
             posterior = _upper_sums(prior * expit(np.log(reg) - value - log_s), step)
             np.divide(posterior, tail_prior, out=row, where=tail_prior > 0)
         np.minimum(share, 1.0, out=share)
