@@ -56,7 +56,7 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
-from .full_scale import full_scale_scores, outside_density_regime
+from .full_scale import full_scale_plan, full_scale_scores
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
@@ -94,7 +94,7 @@ class SpectralLeverage(LeverageSampler):
         "full-scale": :mod:`spectral_leverage.spectral.full_scale` (a pivoted factor and exact
         conditioning on the nearest rows), accurate over every kernel, :math:`\ell` and
         :math:`\lambda`. "auto": the density scores, replaced by the full-scale ones out of their
-        regime (:func:`~spectral_leverage.spectral.full_scale.outside_density_regime`); on Dask
+        regime (:func:`~spectral_leverage.spectral.full_scale.full_scale_plan`); on Dask
         input "auto" keeps the density scores.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
@@ -313,7 +313,7 @@ class SpectralLeverage(LeverageSampler):
             backend.require_in_memory('algorithm="full-scale"', 'use algorithm="auto" or "density"')
         if self.algorithm == "auto" and backend.in_memory:
             (total,) = backend.compute(scores.sum())
-            return "full-scale" if outside_density_regime(float(total) / n, n) else "density"
+            return "density" if full_scale_plan(float(total) / n, n) is None else "full-scale"
         return "full-scale" if self.algorithm == "full-scale" else "density"
 
     def _setup(self, d: int) -> tuple:

@@ -14,12 +14,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral.full_scale import (
-    full_scale_leverage,
-    neighbours_for,
-    outside_density_regime,
-    pivots_for,
-)
+from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_plan, pivots_for
 from spectral_leverage.spectral.tail import TailVariance
 
 N = 1500
@@ -165,15 +160,17 @@ def test_deterministic_under_random_state(X):
 
 
 def test_the_regime_rule():
-    # a small effective dimension (resolved by the pivots) and a large mean leverage are refined
-    assert outside_density_regime(100.0, 4000) and outside_density_regime(30.0, 10**6)
-    assert outside_density_regime(30_000.0, 10**6)
-    assert not outside_density_regime(100.0, 10**6) and not outside_density_regime(5000.0, 10**6)
+    # few rows per window: pivots and neighbours, where the pivots are dense (n = 4000: 8 rows per
+    # pivot) or each window lies within half the neighbours
+    assert full_scale_plan(100.0, 4000) == (512, 32) and full_scale_plan(3000.0, 4000) == (512, 32)
+    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(2000.0, 20_000) == (512, 32)
+    # the low-rank end: pivots and the tail integral
+    assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
+    # between: the density formula (many rows per window, more degrees of freedom than pivots)
+    assert full_scale_plan(800.0, 20_000) is None and full_scale_plan(5000.0, 10**6) is None
     # the pivots' far-field work n m^2 stays bounded, m never under 64
     for n in (10**3, 10**5, 10**6, 10**8):
         assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= 512
-    # neighbours only where the windows hold few rows (mean leverage >= 1/50)
-    assert neighbours_for(1999.0, 10**5) == 0 and neighbours_for(2000.0, 10**5) > 0
 
 
 def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_inside():
