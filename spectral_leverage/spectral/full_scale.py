@@ -1,5 +1,6 @@
-r"""Full-scale ridge leverage: a pivoted low-rank factor for the far field, exact conditioning on the
-nearest rows for the near field. Used where the density formula's assumptions fail.
+r"""Full-scale ridge leverage: a pivoted low-rank factor for the far field, and for the rest the SA
+integral over the frequencies the pivots miss or exact conditioning on the nearest rows. Used where
+the density formula's assumptions fail (:func:`full_scale_plan`).
 
 The ridge leverage of row :math:`i` is a Schur complement of :math:`K + \gamma I`
 (:math:`\gamma = n\lambda`):
@@ -35,8 +36,9 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
   frequencies says how much: :math:`\sigma_i^2 \approx \tau_i + f_i^\top A_{-i}^{-1} f_i` with
   :math:`\tau_i = \tau(p(x_i), r_{ii}) \le r_{ii}` (:mod:`spectral_leverage.spectral.tail`;
   ``n_neighbors=0``).
-* **Where they hold few rows** (mean leverage :math:`\ge` :data:`DISCRETE_LEVERAGE`), the residual is
-  learned from the rows close by, which no density resolves: the near block
+* **Where they hold few rows** (mean leverage :math:`\ge` :data:`DISCRETE_LEVERAGE`, pivots dense
+  enough; :func:`full_scale_plan`), the residual is learned from the rows close by, which no
+  density resolves: the near block
   :math:`B = \{i\} \cup N_i` (the k nearest rows) enters exactly. With
   :math:`S_B = F_B A^{-1}F_B^\top` and :math:`W_B = \mathrm{diag}(r_{BB} + \gamma)`, removing B's own
   terms from :math:`A` (Woodbury) gives :math:`F_B A_{-B}^{-1}F_B^\top = S_B + S_B(W_B - S_B)^{-1}S_B`;
@@ -80,7 +82,7 @@ import scipy.linalg
 from pykdtree.kdtree import KDTree
 from scipy.spatial import cKDTree
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, row_chunks
+from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads, on_all_cores, row_chunks
 from ..pivoted_cholesky import PIVOT_BLOCK, inverse_sqrt, rp_cholesky
 from .tail import TailVariance
 
@@ -266,9 +268,13 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
         # (d each) and matrices (~12); the kept rows take another quarter of the budget
         per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
             + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
-        for chunk in row_chunks(n, per_block_row, quarter):
+
+        def fill(chunk: slice) -> None:
             rows = order[chunk]
             variance[rows] = near_field.variance(_neighbour_blocks(tree, Z, rows, k), Z)
+
+        # the near blocks over the n_jobs threads, a quarter of the budget between them
+        on_all_cores(fill, row_chunks(n, per_block_row, quarter / max_threads()))
     else:
         tail = TailVariance(spec.unit, reg, dim, (float(density.min()), float(density.max())))
         for rows in row_chunks(n, per_row, quarter):
