@@ -7,22 +7,25 @@ against exact scores (the evidence behind ``spectral_leverage.spectral.full_scal
 For each data set (``normal<d>``: standard normal in d dimensions; a name: that CSV of
 ``../shared/data``, standardised, n rows drawn with seed 0) and cell ``family:ℓ:a`` (λ = n^-a)
 it prints R-ACC's 5th/95th percentiles and the effective-dimension ratio of: the density formula
-(``algorithm="density"``), pivots with the tail integral (512/0), pivots with 32 neighbours
-(512/32), the neighbours alone (1/32), and what the default chose. Exact scores cost an n×n
-Cholesky factorisation each (about 3 minutes at n = 20 000 on one core); ``--cache`` keeps them.
+(``algorithm="density"``), pivots with the tail integral (512/0; the neighbours instead where the
+residual outweighs the factor and n/m <= 16, as the library does), pivots with 32 neighbours
+(512/32), the neighbours with a single pivot (1/32), and what the default chose. Each variant is
+``SpectralLeverage(algorithm="full-scale")`` with its plan set, so it sees the library's density.
+Exact scores cost an n×n Cholesky factorisation each (about 3 minutes at n = 20 000 on one core);
+``--cache`` keeps them.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
 from spectral_leverage import SpectralLeverage, exact_leverage
-from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_plan
+from spectral_leverage.spectral import full_scale
 from spectral_leverage.validation.data import csv_dataset
 from spectral_leverage.validation.grid import is_ok, make_kernel
 
@@ -68,16 +71,12 @@ def main() -> None:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     np.save(path, exact)
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
-            # the density in the kernel's unit-length coordinates (isotropic kernels: x / ℓ)
-            p = density.density_ * float(ell) ** density.intrinsic_dim_
             texts = [cell_text(density.scores_, exact)]
-            for pivots, neighbours in VARIANTS:
-                leverage, _ = full_scale_leverage(X, kernel, parse_kernel(kernel), reg, density=p,
-                                                  dim=density.intrinsic_dim_, max_pivots=pivots,
-                                                  n_neighbors=neighbours, max_samples=2**14,
-                                                  memory_budget=2**30, rng=np.random.default_rng(0))
-                texts.append(cell_text(n * leverage, exact))
-            plan = full_scale_plan(density.effective_dimension_, n)
+            for plan in VARIANTS:  # the library's own path (its density), with the plan set
+                with mock.patch.object(full_scale, "full_scale_plan", return_value=plan):
+                    fitted = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X)
+                texts.append(cell_text(fitted.scores_, exact))
+            plan = full_scale.full_scale_plan(density.effective_dimension_, n)
             chosen = "density" if plan is None else f"{plan[0]}/{plan[1]}"
             print(f"| {name} | {family} | {ell} | n^-{a} | {exact.mean() / n:.3f} | " + " | ".join(texts)
                   + f" | {chosen} |", flush=True)

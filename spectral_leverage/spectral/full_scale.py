@@ -36,9 +36,9 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
   frequencies says how much: :math:`\sigma_i^2 \approx \tau_i + f_i^\top A_{-i}^{-1} f_i` with
   :math:`\tau_i = \tau(p(x_i), r_{ii}) \le r_{ii}` (:mod:`spectral_leverage.spectral.tail`;
   ``n_neighbors=0``).
-* **Where they hold few rows** (mean leverage :math:`\ge` :data:`DISCRETE_LEVERAGE`, pivots dense
-  enough; :func:`full_scale_plan`), the residual is learned from the rows close by, which no
-  density resolves: the near block
+* **Where they hold few rows** (:func:`full_scale_plan`: a mean leverage of :data:`DISCRETE_LEVERAGE`
+  or more with dense pivots, or of :data:`NEIGHBOURS_LEVERAGE` or more), the residual is learned
+  from the rows close by, which no density resolves: the near block
   :math:`B = \{i\} \cup N_i` (the k nearest rows) enters exactly. With
   :math:`S_B = F_B A^{-1}F_B^\top` and :math:`W_B = \mathrm{diag}(r_{BB} + \gamma)`, removing B's own
   terms from :math:`A` (Woodbury) gives :math:`F_B A_{-B}^{-1}F_B^\top = S_B + S_B(W_B - S_B)^{-1}S_B`;
@@ -47,8 +47,9 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
   :math:`\sigma_i^2 \approx C_{ii} - C_{iN}(C_{NN} + \gamma I)^{-1}C_{Ni}`.
 
 With :math:`R = 0` (effective rank below the number of pivots) both are the leave-one-out variance of
-the Nyström model, its exact leverage; with :math:`F = 0` the first is the density formula
-(:math:`\tau = \lambda h(p)`) and the second conditioning on the k nearest rows, exact when the
+the Nyström model, its exact leverage; with :math:`F = 0` the first is the density formula's
+posterior variance (:math:`\tau = \lambda h(p)`, so :math:`l = h/(n + h)`, the formula's
+:math:`h/n` to first order) and the second conditioning on the k nearest rows, exact when the
 equivalent kernel's window holds no more than k rows. The second combines the two as the full-scale
 approximation of spatial statistics does (Sang & Huang, 2012); identical rows are each other's
 neighbours and share their leverage as the exact scores do.
@@ -130,7 +131,11 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
       :math:`\bar l \ge 2/k` (each window within half the neighbours), or :math:`\bar l \ge 1/50`
       with pivots close enough that the k nearest rows span their residual's reach,
       :math:`n/m \le k/2` (module docstring);
-    * (m, 0), pivots and the tail integral, at the low-rank end: :math:`4\,d_\mathrm{eff} \le m`.
+    * (m, 0), pivots and the tail integral, at the low-rank end: :math:`4\,d_\mathrm{eff} \le`
+      :data:`MAX_PIVOTS`. The test is on the kernel and the data, not on m, which only bounds the
+      cost: where m is below :math:`4\,d_\mathrm{eff}` (n past 65 536) the tail integral takes more
+      of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2, λ = n^-1/2, d_eff 47: 131 pivots read
+      0.94/1.08 against 512 pivots' scores, the density formula 0.85/1.05).
 
     Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, the
     density formula is the better estimate: at n = 20 000 (standard normal, d = 3, λ = 1/n, Matérn
@@ -147,7 +152,7 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
     m, mean = pivots_for(n), effective_dimension / n
     if mean >= NEIGHBOURS_LEVERAGE or (mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * m):
         return m, NEIGHBOURS
-    if 4 * effective_dimension <= m:
+    if 4 * effective_dimension <= MAX_PIVOTS:
         return m, 0
     return None
 
@@ -163,13 +168,15 @@ def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: n
     pivots, neighbours = full_scale_plan(float(np.sum(density_scores)) / n, n) or (pivots_for(n), 0)
     leverage, _ = full_scale_leverage(
         X, kernel, spec, reg, density=np.asarray(density, dtype=float), dim=dim, max_pivots=pivots,
-        n_neighbors=neighbours, max_samples=max_samples, memory_budget=memory_budget, rng=rng)
+        n_neighbors=neighbours, max_samples=max_samples, memory_budget=memory_budget, rng=rng,
+        fallback_neighbors=NEIGHBOURS)
     return n * leverage
 
 
 def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.ndarray, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
-                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                        rng: np.random.Generator,
+                        fallback_neighbors: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
     Parameters
@@ -189,16 +196,18 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
         :func:`~spectral_leverage.pivoted_cholesky.rp_cholesky`).
     n_neighbors : int
         Rows k every row is conditioned on exactly (:func:`full_scale_plan`); 0: none, the residual's
-        learned part from the tail integral instead, unless the residual holds more ridge degrees of
-        freedom than the factor and the pivots are dense (n/m <= k/2 with k = :data:`NEIGHBOURS`):
-        the tail integral is then no small correction, and the density it leans on may be wrong
-        where the neighbours need none (d = 20, standard normal, n = 4000, Matérn 3/2, ℓ = 3: the
-        density formula's d_eff 64 for an exact 303), so the rows are conditioned on k neighbours.
+        learned part from the tail integral instead.
     max_samples : int or None
         Rows of the uniform subsample the pivots are drawn from (None: all).
     memory_budget : float
         Bytes of temporaries, split in quarters (module docstring's cost); it also bounds m and k.
     rng : numpy Generator
+    fallback_neighbors : int, default=0
+        With ``n_neighbors=0``: the neighbours to take instead of the tail integral where the
+        residual holds more ridge degrees of freedom than the factor and the pivots are dense
+        (:math:`n/m \le k/2`). The tail integral is then no small correction, and the density it
+        leans on may be wrong where the neighbours need none (d = 20, standard normal, n = 4000,
+        Matérn 3/2, ℓ = 3: the density formula's d_eff 64 for an exact 303).
 
     Returns
     -------
@@ -228,8 +237,9 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
                              memory_budget=quarter)[0]]
     root = inverse_sqrt(kernel(X[pivots]))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
-    # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once
-    k_budget = int(np.sqrt(quarter / (8.0 * (X.shape[1] + 12)))) - 1
+    # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once per
+    # thread
+    k_budget = int(np.sqrt(quarter / max_threads() / (8.0 * (X.shape[1] + 12)))) - 1
     k = max(0, min(n_neighbors, n - 1, k_budget))
 
     # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma); the
@@ -245,13 +255,11 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
         if kept is not None:
             kept[0, rows] = F
     chol = scipy.linalg.cholesky(precision, lower=True)
-    # the factor's ridge degrees of freedom, rank - tr(A^-1), and the residual's (for the log)
+    # the factor's ridge degrees of freedom, rank - tr(A^-1), and the residual's taken as unlearned
     captured = root.shape[1] - np.sum(scipy.linalg.solve_triangular(chol, np.eye(len(chol)), lower=True) ** 2)
     left = np.sum(residual / (residual + gamma))
     if not k and left > captured and n <= ROWS_PER_PIVOT * len(pivots):
-        # the residual is no small correction: the tail integral would lean on the density (which
-        # fails in high dimension), the neighbours do not, and the pivots are dense enough for them
-        k = max(0, min(NEIGHBOURS, n - 1, k_budget))
+        k = max(0, min(fallback_neighbors, n - 1, k_budget))  # see fallback_neighbors
     logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, %d neighbours; ridge degrees "
                 "of freedom %.4g in the factor, %.4g in the residual", len(pivots), root.shape[1], n_sub, k,
                 captured, left)
@@ -275,8 +283,9 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
 
         # the near blocks over the n_jobs threads, a quarter of the budget between them
         on_all_cores(fill, row_chunks(n, per_block_row, quarter / max_threads()))
-    else:
-        tail = TailVariance(spec.unit, reg, dim, (float(density.min()), float(density.max())))
+    else:  # with no residual (every row resolved by the pivots) there is no tail to learn
+        tail = TailVariance(spec.unit, reg, dim, (float(density.min()), float(density.max()))) \
+            if residual.max(initial=0.0) > 0 else (lambda p, r: r)
         for rows in row_chunks(n, per_row, quarter):
             variance[rows] = near_field.variance_alone(rows, tail(density[rows], residual[rows]))
     return variance / (variance + gamma), pivots

@@ -92,10 +92,10 @@ class SpectralLeverage(LeverageSampler):
     algorithm : {"auto", "density", "full-scale"}, default="auto"
         "density": the scores :math:`h(\hat p(x_i))` alone (the paper's method, the fastest).
         "full-scale": :mod:`spectral_leverage.spectral.full_scale` (a pivoted factor, then the SA
-        integral above its frequencies or conditioning on the nearest rows), accurate over every
-        kernel, :math:`\ell` and :math:`\lambda`. "auto": the density scores, replaced by the
-        full-scale ones out of their regime (:func:`~.full_scale.full_scale_plan`); on Dask input
-        "auto" keeps the density scores.
+        integral above its frequencies or conditioning on the nearest rows), accurate at both ends
+        of the spectrum; between them it is no better than the density formula. "auto": the density
+        scores, replaced by the full-scale ones out of their regime (:func:`~.full_scale.full_scale_plan`);
+        on Dask input "auto" keeps the density scores.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
         Gaussian kernel's closed form).

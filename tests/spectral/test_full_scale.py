@@ -32,10 +32,13 @@ def unit_density(X, kernel):
     return scale * np.exp(-0.5 * np.sum(X**2, axis=1)) / (2 * np.pi) ** (X.shape[1] / 2)
 
 
-def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0):
-    return full_scale_leverage(X, kernel, parse_kernel(kernel), reg, density=unit_density(X, kernel),
-                               dim=X.shape[1], max_pivots=max_pivots, n_neighbors=n_neighbors,
-                               max_samples=None, memory_budget=memory_budget, rng=np.random.default_rng(seed))
+def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0, density=None,
+               fallback_neighbors=0):
+    density = unit_density(X, kernel) if density is None else density
+    return full_scale_leverage(X, kernel, parse_kernel(kernel), reg, density=density, dim=X.shape[1],
+                               max_pivots=max_pivots, n_neighbors=n_neighbors, max_samples=None,
+                               memory_budget=memory_budget, rng=np.random.default_rng(seed),
+                               fallback_neighbors=fallback_neighbors)
 
 
 # both ends of the grid where the density formula fails, and one setting between
@@ -89,6 +92,31 @@ def test_the_tail_integral_takes_the_residual_the_pivots_miss(X, kernel, reg, pi
 
     (band, scale), (band_unlearned, scale_unlearned) = error(tail), error(unlearned)
     assert band <= 0.5 * band_unlearned and scale <= 0.5 * scale_unlearned, (band, band_unlearned)
+
+
+def test_a_residual_that_outweighs_the_factor_falls_back_to_the_neighbours(X):
+    """100 pivots over 1500 rows (15 rows each) of a rough kernel leave the residual most of the
+    ridge degrees of freedom: with ``fallback_neighbors`` the rows are conditioned on their
+    neighbours whatever the density says (here one a thousand times too large), without it the
+    tail integral takes the residual from that density."""
+    kernel, reg = Matern(0.3, nu=0.5), N ** -1.0
+    wrong = 1e3 * unit_density(X, kernel)
+    fallback, _ = full_scale(X, kernel, reg, max_pivots=100, n_neighbors=0, density=wrong,
+                             fallback_neighbors=32)
+    neighbours, _ = full_scale(X, kernel, reg, max_pivots=100, n_neighbors=32)
+    np.testing.assert_allclose(fallback, neighbours, rtol=1e-12)
+    tail, _ = full_scale(X, kernel, reg, max_pivots=100, n_neighbors=0, density=wrong)
+    assert np.max(np.abs(tail / neighbours - 1)) > 0.1
+
+
+def test_a_constant_known_density_is_taken():
+    """A known constant density (one value for every row) makes the tail integral's table too."""
+    X1 = np.random.default_rng(3).uniform(size=(300, 2))
+    kernel, reg = RBF(2.0), 1e-2
+    sl = SpectralLeverage(kernel, reg, density=lambda Z: np.ones(len(Z)), random_state=0).fit(X1)
+    assert sl.algorithm_ == "full-scale"
+    acc = score_accuracy(sl.scores_, 300 * exact_leverage(X1, kernel, reg))
+    assert 0.95 <= acc["p05"] and acc["p95"] <= 1.05, acc
 
 
 def test_nystrom_limit_is_within_the_residual_share(X):
@@ -166,6 +194,8 @@ def test_the_regime_rule():
     assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(2000.0, 20_000) == (512, 32)
     # the low-rank end: pivots and the tail integral
     assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
+    # ... decided on the kernel and data (4 d_eff <= 512), whatever pivots the cost bound allows
+    assert full_scale_plan(120.0, 10**6) == (131, 0) and full_scale_plan(130.0, 10**6) is None
     # between: the density formula (many rows per window, more degrees of freedom than pivots)
     assert full_scale_plan(800.0, 20_000) is None and full_scale_plan(5000.0, 10**6) is None
     # the pivots' far-field work n m^2 stays bounded, m never under 64
