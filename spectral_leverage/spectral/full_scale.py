@@ -138,9 +138,11 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
       0.94/1.08 against 512 pivots' scores, the density formula 0.85/1.05).
 
     Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, the
-    density formula is the better estimate: at n = 20 000 (standard normal, d = 3, λ = 1/n, Matérn
-    3/2 and 5/2 at ℓ = 1 and RBF at ℓ = 0.5, mean leverage 0.025–0.04) it reads 0.94–0.97 /
-    1.06–1.09 against exact scores, 512 pivots with 32 neighbours 0.82–0.86 / 1.29–1.71.
+    density scores are kept: at n = 20 000 (standard normal, d = 3, λ = 1/n, Matérn 3/2 and 5/2
+    at ℓ = 1 and RBF at ℓ = 0.5, mean leverage 0.025–0.04) they read 0.94–0.97 / 1.06–1.09
+    against exact scores, 512 pivots with 32 neighbours 0.82–0.86 / 1.29–1.71. On real data
+    there (CASP) no estimate of this module is within 0.85/1.15 (docs/validation.md, "Which
+    estimate where").
 
     Examples
     --------
