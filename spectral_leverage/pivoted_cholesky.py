@@ -21,7 +21,7 @@ import numpy as np
 
 from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
 
-__all__ = ["inverse_sqrt", "rp_cholesky"]
+__all__ = ["inverse_sqrt", "rp_cholesky", "subsample_pivots"]
 
 #: The rounds stop once the residual holds this share of the factor's ridge degrees of freedom.
 RESIDUAL_SHARE = 0.01
@@ -150,6 +150,51 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
         size *= 2
         residual = np.maximum(residual - np.einsum("ij,ij->i", new, new), 0.0)
     return np.asarray(pivots, dtype=np.intp), factor[:, :rank]
+
+
+def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_samples: int | None,
+                memory_budget: float, rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
+    r"""Pivots by :func:`rp_cholesky` on a uniform subsample of the rows of X, and the ridge degrees
+    of freedom (:math:`\gamma = n\lambda`) that the factor and its residual, taken as unlearned, hold:
+    :math:`\sum_j s_j/(s_j + \gamma)` over the eigenvalues of :math:`F^\top F` and
+    :math:`\sum_i r_{ii}/(r_{ii} + \gamma)`, both from the subsample scaled to all n rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    kernel : scikit-learn kernel
+    reg : float
+        :math:`\lambda`.
+    max_pivots : int
+        Most pivots (fewer to fit the budget, or once the residual is resolved).
+    max_samples : int or None
+        Most rows of the subsample (None: as many as the budget holds).
+    memory_budget : float
+        Bytes: a quarter of it holds the subsample's factor and kernel blocks.
+    rng : numpy Generator
+
+    Returns
+    -------
+    pivots : ndarray of int
+        Rows of X.
+    captured, left : float
+        The factor's and the residual's ridge degrees of freedom.
+    """
+    n = X.shape[0]
+    gamma, quarter = n * reg, memory_budget / 4
+    max_pivots = max(1, min(max_pivots, int(np.sqrt(quarter / 64.0))))
+    n_sub = min(n, max(max_pivots, int(quarter // (8.0 * (max_pivots + PIVOT_BLOCK)))))
+    n_sub = n_sub if max_samples is None else min(n_sub, max_samples)
+    sub = np.sort(rng.choice(n, size=n_sub, replace=False)) if n_sub < n else np.arange(n)
+    drawn, factor = rp_cholesky(X[sub], kernel, max_pivots, rng, gamma=gamma, represents=n,
+                                memory_budget=quarter)
+    scale = n / n_sub
+    diagonal = np.asarray(kernel.diag(X[sub]), dtype=float)
+    residual = np.maximum(diagonal - np.einsum("ij,ij->i", factor, factor), 0.0)
+    eigenvalues = scale * np.linalg.eigvalsh(factor.T @ factor)
+    captured = float(np.sum(eigenvalues / (eigenvalues + gamma)))
+    left = float(scale * np.sum(residual / (residual + gamma)))
+    return sub[drawn], captured, left
 
 
 def _resolved(residual: np.ndarray, gram: np.ndarray, gamma: float, scale: float) -> bool:

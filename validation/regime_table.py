@@ -9,7 +9,9 @@ For each data set (``normal<d>``: standard normal in d dimensions; a name: that 
 it prints R-ACC's 5th/95th percentiles and the effective-dimension ratio of: the density formula
 (``algorithm="density"``), pivots with the tail integral (512/0; the neighbours instead where the
 residual outweighs the factor and n/m <= 16, as the library does), pivots with 32 neighbours
-(512/32), the neighbours with a single pivot (1/32), and what the default chose. Each variant is
+(512/32), the neighbours with a single pivot (1/32), and the default: its plan
+(``full_scale_plan``), the path it took (``algorithm_``: the factor's count can keep the density
+scores) and its scores. Each variant is
 ``SpectralLeverage(algorithm="full-scale")`` with its plan set, so it sees the library's density.
 Exact scores cost an n×n Cholesky factorisation each (about 3 minutes at n = 20 000 on one core);
 ``--cache`` keeps them.
@@ -76,10 +78,11 @@ def main() -> None:
                 with mock.patch.object(full_scale, "full_scale_plan", return_value=plan):
                     fitted = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X)
                 texts.append(cell_text(fitted.scores_, exact))
+            default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
             plan = full_scale.full_scale_plan(density.effective_dimension_, n)
             chosen = "density" if plan is None else f"{plan[0]}/{plan[1]}"
             print(f"| {name} | {family} | {ell} | n^-{a} | {exact.mean() / n:.3f} | " + " | ".join(texts)
-                  + f" | {chosen} |", flush=True)
+                  + f" | {chosen} → {default.algorithm_}: {cell_text(default.scores_, exact)} |", flush=True)
 
 
 if __name__ == "__main__":

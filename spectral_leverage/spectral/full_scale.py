@@ -84,7 +84,7 @@ from pykdtree.kdtree import KDTree
 from scipy.spatial import cKDTree
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads, on_all_cores, row_chunks
-from ..pivoted_cholesky import PIVOT_BLOCK, inverse_sqrt, rp_cholesky
+from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
 from .tail import TailVariance
 
 __all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "pivots_for"]
@@ -131,11 +131,12 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
       :math:`\bar l \ge 2/k` (each window within half the neighbours), or :math:`\bar l \ge 1/50`
       with pivots close enough that the k nearest rows span their residual's reach,
       :math:`n/m \le k/2` (module docstring);
-    * (m, 0), pivots and the tail integral, at the low-rank end: :math:`4\,d_\mathrm{eff} \le`
-      :data:`MAX_PIVOTS`. The test is on the kernel and the data, not on m, which only bounds the
-      cost: where m is below :math:`4\,d_\mathrm{eff}` (n past 65 536) the tail integral takes more
-      of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2, λ = n^-1/2, d_eff 47: 131 pivots read
-      0.94/1.08 against 512 pivots' scores, the density formula 0.85/1.05).
+    * (m, 0), pivots and the tail integral, where :math:`d_\mathrm{eff} \le` :data:`MAX_PIVOTS`:
+      :func:`full_scale_scores` then keeps the factor only where it holds most of the ridge degrees
+      of freedom (the low-rank end). The test is on the kernel and the data, not on m, which only
+      bounds the cost: where m is below :math:`4\,d_\mathrm{eff}` (n past 65 536) the tail integral
+      takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2, λ = n^-1/2, d_eff 47: 131
+      pivots read 0.94/1.08 against 512 pivots' scores, the density formula 0.85/1.05).
 
     Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, the
     density scores are kept: at n = 20 000 (standard normal, d = 3, λ = 1/n, Matérn 3/2 and 5/2
@@ -146,7 +147,7 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
 
     Examples
     --------
-    >>> full_scale_plan(100.0, 4000), full_scale_plan(20.0, 100_000), full_scale_plan(1500.0, 100_000)
+    >>> full_scale_plan(100.0, 4000), full_scale_plan(200.0, 100_000), full_scale_plan(1500.0, 100_000)
     ((512, 32), (414, 0), None)
     >>> full_scale_plan(8000.0, 100_000)
     (414, 32)
@@ -154,31 +155,52 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
     m, mean = pivots_for(n), effective_dimension / n
     if mean >= NEIGHBOURS_LEVERAGE or (mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * m):
         return m, NEIGHBOURS
-    if 4 * effective_dimension <= MAX_PIVOTS:
+    if effective_dimension <= MAX_PIVOTS:
         return m, 0
     return None
 
 
 def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: np.ndarray,
-                      density: np.ndarray, dim: float, *, max_samples: int | None, memory_budget: float,
-                      rng: np.random.Generator) -> np.ndarray:
-    r"""Rescaled scores :math:`n\,l_i` by :func:`full_scale_leverage` with the pivots and neighbours
-    of :func:`full_scale_plan` for the effective dimension of the density formula's
-    ``density_scores`` (inside its regime, where the full-scale leverage is asked for all the same:
-    the low-rank end's plan). Other parameters as there."""
+                      density: np.ndarray, dim: float, *, forced: bool, max_samples: int | None,
+                      memory_budget: float, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
+    with the plan of :func:`full_scale_plan` for the effective dimension of the density formula's
+    ``density_scores``, or those scores themselves where the factor says they are the better
+    estimate.
+
+    With the tail integral planned, the pivots' own count of ridge degrees of freedom
+    (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`) decides: where the residual,
+    taken as unlearned, holds more of them than the factor, the tail integral would be most of the
+    answer, not a correction. There the rows are conditioned on their neighbours if the pivots are
+    dense (:math:`n/m \le k/2`; the density the tail integral leans on may be wrong where the
+    neighbours need none: d = 20, standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density
+    formula's d_eff 64 for an exact 303), and the density scores are kept if not (unless
+    ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
+    the closer of the two at every setting measured (docs/validation.md, "Which estimate where").
+    Inside the density formula's regime a forced fit takes the tail integral's plan. Other
+    parameters as :func:`full_scale_leverage`.
+    """
     n = X.shape[0]
-    pivots, neighbours = full_scale_plan(float(np.sum(density_scores)) / n, n) or (pivots_for(n), 0)
+    plan = full_scale_plan(float(np.sum(density_scores)) / n, n)
+    max_pivots, neighbours = plan or (pivots_for(n), 0)
+    pivots, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
+                                              max_samples=max_samples, memory_budget=memory_budget, rng=rng)
+    if not neighbours and left > captured:
+        if n <= ROWS_PER_PIVOT * len(pivots):
+            neighbours = NEIGHBOURS
+        elif not forced:
+            return density_scores, "density"
     leverage, _ = full_scale_leverage(
-        X, kernel, spec, reg, density=np.asarray(density, dtype=float), dim=dim, max_pivots=pivots,
+        X, kernel, spec, reg, density=np.asarray(density, dtype=float), dim=dim, max_pivots=max_pivots,
         n_neighbors=neighbours, max_samples=max_samples, memory_budget=memory_budget, rng=rng,
-        fallback_neighbors=NEIGHBOURS)
-    return n * leverage
+        pivots=pivots)
+    return n * leverage, "full-scale"
 
 
 def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.ndarray, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
                         rng: np.random.Generator,
-                        fallback_neighbors: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                        pivots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
     Parameters
@@ -204,12 +226,9 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     memory_budget : float
         Bytes of temporaries, split in quarters (module docstring's cost); it also bounds m and k.
     rng : numpy Generator
-    fallback_neighbors : int, default=0
-        With ``n_neighbors=0``: the neighbours to take instead of the tail integral where the
-        residual holds more ridge degrees of freedom than the factor and the pivots are dense
-        (:math:`n/m \le k/2`). The tail integral is then no small correction, and the density it
-        leans on may be wrong where the neighbours need none (d = 20, standard normal, n = 4000,
-        Matérn 3/2, ℓ = 3: the density formula's d_eff 64 for an exact 303).
+    pivots : ndarray of int or None, default=None
+        Pivot rows drawn already (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`);
+        None draws them.
 
     Returns
     -------
@@ -231,12 +250,9 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     # the budget in quarters: the m x m matrices (about eight with temporaries), the pivot
     # subsample's factor and block of columns, their kernel blocks, and each pass's row blocks
     quarter = memory_budget / 4
-    max_pivots = max(1, min(max_pivots, int(np.sqrt(quarter / 64.0))))
-    n_sub = min(n, max(max_pivots, int(quarter // (8.0 * (max_pivots + PIVOT_BLOCK)))))
-    n_sub = n_sub if max_samples is None else min(n_sub, max_samples)
-    sub = np.sort(rng.choice(n, size=n_sub, replace=False)) if n_sub < n else np.arange(n)
-    pivots = sub[rp_cholesky(X[sub], kernel, max_pivots, rng, gamma=gamma, represents=n,
-                             memory_budget=quarter)[0]]
+    if pivots is None:
+        pivots, _, _ = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
+                                   memory_budget=memory_budget, rng=rng)
     root = inverse_sqrt(kernel(X[pivots]))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
     # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once per
@@ -260,11 +276,8 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     # the factor's ridge degrees of freedom, rank - tr(A^-1), and the residual's taken as unlearned
     captured = root.shape[1] - np.sum(scipy.linalg.solve_triangular(chol, np.eye(len(chol)), lower=True) ** 2)
     left = np.sum(residual / (residual + gamma))
-    if not k and left > captured and n <= ROWS_PER_PIVOT * len(pivots):
-        k = max(0, min(fallback_neighbors, n - 1, k_budget))  # see fallback_neighbors
-    logger.info("full-scale leverage: %d pivots (rank %d) from %d rows, %d neighbours; ridge degrees "
-                "of freedom %.4g in the factor, %.4g in the residual", len(pivots), root.shape[1], n_sub, k,
-                captured, left)
+    logger.info("full-scale leverage: %d pivots (rank %d), %d neighbours; ridge degrees of freedom "
+                "%.4g in the factor, %.4g in the residual", len(pivots), root.shape[1], k, captured, left)
 
     near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, kept)
     variance = np.empty(n)

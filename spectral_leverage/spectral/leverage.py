@@ -298,10 +298,10 @@ class SpectralLeverage(LeverageSampler):
         scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
         self.algorithm_ = self._choose_algorithm(backend, n, scores)
         if self.algorithm_ == "full-scale":
-            scores = full_scale_scores(X, resolve_kernel(self.kernel), spec, reg, scores, p_score,
-                                       self.intrinsic_dim_, max_samples=self._max_samples,
-                                       memory_budget=self.memory_budget,
-                                       rng=check_random_state(self.random_state))
+            scores, self.algorithm_ = full_scale_scores(
+                X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_,
+                forced=self.algorithm == "full-scale", max_samples=self._max_samples,
+                memory_budget=self.memory_budget, rng=check_random_state(self.random_state))
         self._set_scores(scores)
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)

@@ -14,7 +14,12 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_plan, pivots_for
+from spectral_leverage.spectral.full_scale import (
+    full_scale_leverage,
+    full_scale_plan,
+    full_scale_scores,
+    pivots_for,
+)
 from spectral_leverage.spectral.tail import TailVariance
 
 N = 1500
@@ -32,13 +37,11 @@ def unit_density(X, kernel):
     return scale * np.exp(-0.5 * np.sum(X**2, axis=1)) / (2 * np.pi) ** (X.shape[1] / 2)
 
 
-def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0, density=None,
-               fallback_neighbors=0):
+def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=2**28, seed=0, density=None):
     density = unit_density(X, kernel) if density is None else density
     return full_scale_leverage(X, kernel, parse_kernel(kernel), reg, density=density, dim=X.shape[1],
                                max_pivots=max_pivots, n_neighbors=n_neighbors, max_samples=None,
-                               memory_budget=memory_budget, rng=np.random.default_rng(seed),
-                               fallback_neighbors=fallback_neighbors)
+                               memory_budget=memory_budget, rng=np.random.default_rng(seed))
 
 
 # both ends of the grid where the density formula fails, and one setting between
@@ -94,19 +97,32 @@ def test_the_tail_integral_takes_the_residual_the_pivots_miss(X, kernel, reg, pi
     assert band <= 0.5 * band_unlearned and scale <= 0.5 * scale_unlearned, (band, band_unlearned)
 
 
-def test_a_residual_that_outweighs_the_factor_falls_back_to_the_neighbours(X):
-    """100 pivots over 1500 rows (15 rows each) of a rough kernel leave the residual most of the
-    ridge degrees of freedom: with ``fallback_neighbors`` the rows are conditioned on their
-    neighbours whatever the density says (here one a thousand times too large), without it the
-    tail integral takes the residual from that density."""
-    kernel, reg = Matern(0.3, nu=0.5), N ** -1.0
-    wrong = 1e3 * unit_density(X, kernel)
-    fallback, _ = full_scale(X, kernel, reg, max_pivots=100, n_neighbors=0, density=wrong,
-                             fallback_neighbors=32)
-    neighbours, _ = full_scale(X, kernel, reg, max_pivots=100, n_neighbors=32)
-    np.testing.assert_allclose(fallback, neighbours, rtol=1e-12)
-    tail, _ = full_scale(X, kernel, reg, max_pivots=100, n_neighbors=0, density=wrong)
-    assert np.max(np.abs(tail / neighbours - 1)) > 0.1
+def test_the_factors_count_decides_between_tail_neighbours_and_density():
+    """The tail integral is planned (d_eff <= 512), but 100 pivots of a rough kernel leave the
+    residual most of the ridge degrees of freedom: with dense pivots (n/m <= 16) the rows are
+    conditioned on their neighbours, with sparse ones the density scores are kept; where the factor
+    holds most of them the tail integral stands."""
+    def scores(X, kernel, reg, max_pivots, forced=False):
+        density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
+        with mock.patch("spectral_leverage.spectral.full_scale.pivots_for", return_value=max_pivots):
+            return full_scale_scores(X, kernel, parse_kernel(kernel), reg, density.scores_,
+                                     unit_density(X, kernel), X.shape[1], forced=forced, max_samples=None,
+                                     memory_budget=2**28, rng=np.random.default_rng(0)), density.scores_ / 1.0
+
+    rng = np.random.default_rng(7)
+    rough, reg = Matern(0.3, nu=0.5), 1e-2
+    dense = rng.normal(size=(1500, 2))   # 15 rows per pivot
+    (fitted, path), _ = scores(dense, rough, reg, 100)
+    neighbours, _ = full_scale(dense, rough, reg, max_pivots=100, n_neighbors=32)
+    assert path == "full-scale"
+    np.testing.assert_allclose(fitted / len(dense), neighbours, rtol=1e-12)
+    sparse = rng.normal(size=(3000, 2))  # 30 rows per pivot
+    (fitted, path), density = scores(sparse, rough, reg, 100)
+    assert path == "density" and np.array_equal(fitted, density)
+    (_, path), _ = scores(sparse, rough, reg, 100, forced=True)
+    assert path == "full-scale"
+    (_, path), _ = scores(dense, RBF(2.0), reg, 100)  # the factor holds nearly all of them
+    assert path == "full-scale"
 
 
 def test_a_constant_known_density_is_taken():
@@ -194,8 +210,8 @@ def test_the_regime_rule():
     assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(2000.0, 20_000) == (512, 32)
     # the low-rank end: pivots and the tail integral
     assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
-    # ... decided on the kernel and data (4 d_eff <= 512), whatever pivots the cost bound allows
-    assert full_scale_plan(120.0, 10**6) == (131, 0) and full_scale_plan(130.0, 10**6) is None
+    # ... up to d_eff 512 (the factor's own count then decides), whatever pivots the cost bound allows
+    assert full_scale_plan(500.0, 10**6) == (131, 0) and full_scale_plan(600.0, 10**6) is None
     # between: the density formula (many rows per window, more degrees of freedom than pivots)
     assert full_scale_plan(800.0, 20_000) is None and full_scale_plan(5000.0, 10**6) is None
     # the pivots' far-field work n m^2 stays bounded, m never under 64
@@ -206,10 +222,10 @@ def test_the_regime_rule():
 def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_inside():
     rng = np.random.default_rng(4)
     X = rng.uniform(size=(20_000, 2))
-    kernel = Matern(0.2, nu=1.5)
+    kernel = Matern(0.1, nu=1.5)
     middle = SpectralLeverage(kernel, 20_000 ** -1.0, random_state=0).fit(X)
     density = SpectralLeverage(kernel, 20_000 ** -1.0, algorithm="density", random_state=0).fit(X)
-    assert middle.algorithm_ == "density"  # d_eff ≈ 250: over 512/4, under n/50
+    assert middle.algorithm_ == "density"  # d_eff ≈ 550: over 512, mean leverage under 1/16
     np.testing.assert_array_equal(middle.scores_, density.scores_)
     wide = SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X[:2000])
     assert wide.algorithm_ == "full-scale"
