@@ -25,12 +25,12 @@ import json, resource, sys, time
 import numpy as np
 from spectral_leverage import SpectralLeverage, make_sampler
 from spectral_leverage.validation.grid import make_kernel
-n, d, family, ell, a, method = json.loads(sys.argv[1])
+n, d, family, ell, a, method, n_jobs = json.loads(sys.argv[1])
 X = np.random.default_rng(0).normal(size=(n, d))
 kernel, reg = make_kernel(family, ell), n ** -a
 if method in ("spectral", "density"):
     sampler = SpectralLeverage(kernel, reg, algorithm="auto" if method == "spectral" else "density",
-                               random_state=0)
+                               n_jobs=n_jobs, random_state=0)
 else:
     sampler = make_sampler(method, kernel=kernel, reg=reg, random_state=0)
 start, cpu = time.perf_counter(), time.process_time()
@@ -64,10 +64,15 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="the seconds printed and compared")
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="SpectralLeverage's n_jobs (joblib's meaning; default: one thread)")
+    parser.add_argument("--no-density", action="store_true",
+                        help="leave out the density path's column (its cost is the same in every cell)")
     parser.add_argument("--out", default=None, help="JSON file (default: next to this script)")
     args = parser.parse_args()
     key = "seconds" if args.clock == "wall" else "cpu_seconds"
-    methods = ["spectral", "density", *[m for m in args.against.split(",") if m]]
+    methods = ["spectral", *([] if args.no_density else ["density"]),
+               *[m for m in args.against.split(",") if m]]
     rows = []
     print(f"n = {args.n}, d = {args.d}; {args.clock} seconds per fit (fresh process), "
           "peak MiB of the default")
@@ -78,7 +83,7 @@ def main() -> None:
             for a in map(float, args.reg_exponents.split(",")):
                 row = {"kernel": family, "length_scale": ell, "reg_exponent": a}
                 for method in methods:
-                    row[method] = run([args.n, args.d, family, ell, a, method], args.timeout)
+                    row[method] = run([args.n, args.d, family, ell, a, method, args.n_jobs], args.timeout)
                 rows.append(row)
                 own = row["spectral"]
                 cells = [f"{r[key]:14.2f}" if r["seconds"] is not None else f"{r['note']:>14}"
@@ -90,7 +95,7 @@ def main() -> None:
                       + f"   peak {own.get('peak_mib', float('nan')):.0f} MiB", flush=True)
     out = Path(args.out) if args.out else Path(__file__).with_name(
         f"results_grid_cost_n{args.n}_d{args.d}.json")
-    out.write_text(json.dumps({"n": args.n, "d": args.d, "rows": rows,
+    out.write_text(json.dumps({"n": args.n, "d": args.d, "n_jobs": args.n_jobs, "rows": rows,
                                "when": time.strftime("%Y-%m-%d %H:%M")}, indent=1))
     print(f"written {out}")
 
