@@ -12,7 +12,10 @@ thread, as Dask already runs one task per worker thread, and shows no progress b
 them). While the blocks run, threaded or not, BLAS is held to one thread (threadpoolctl), so
 that n threads use n cores rather than n times BLAS's own: the blocks' products have the data's
 d as inner dimension, where BLAS's threads buy little and, on a busy machine, cost several times
-over. For OpenBLAS the limit is process-wide, not per thread (seen with ``threadpool_info`` from
+over. Between the blocks (factorisations, products with the m×m factors) an estimator's method
+holds BLAS to its ``n_jobs`` threads (:func:`use_n_jobs`, :func:`blas_at_most`): one with the
+default, so a fit beside other work does not wait on a BLAS thread the machine has no core for.
+For OpenBLAS the limit is process-wide, not per thread (seen with ``threadpool_info`` from
 another thread), so the calling thread sets it once around the blocks, as scikit-learn does around
 its OpenMP loops.
 """
@@ -20,6 +23,7 @@ its OpenMP loops.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,9 +35,9 @@ from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "column_summary", "in_task", "kernel_block",
-           "kernel_product", "limit_threads", "max_threads", "on_all_cores", "progress", "row_chunks",
-           "use_n_jobs"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "blas_at_most", "column_summary", "in_task",
+           "kernel_block", "kernel_product", "limit_threads", "max_threads", "on_all_cores", "progress",
+           "row_chunks", "use_n_jobs"]
 
 DEFAULT_MEMORY_BUDGET = 2**30  # bytes for temporaries: scikit-learn's default working_memory (1024 MiB)
 MAX_BLOCK_BYTES = 2**26  # one block's temporaries at most, whatever the budget
@@ -177,19 +181,73 @@ def limit_threads(n: int) -> Iterator[None]:
 
 
 def use_n_jobs(method):
-    """Decorator: run an estimator's ``method`` with the threads its ``n_jobs`` asks for.
+    """Decorator: run an estimator's ``method`` with the threads its ``n_jobs`` asks for, BLAS's
+    included.
 
     ``n_jobs`` has joblib's meaning (``joblib.effective_n_jobs``: -1 is every core, None is 1
     unless inside a ``joblib.parallel_config`` context); None inside another fit keeps that fit's
     limit, so a density estimate made by ``SpectralLeverage(n_jobs=2)`` uses its two threads.
+    BLAS is held to the same number of threads for the whole method (:func:`blas_at_most`), the
+    serial factorisations and products between the row blocks included: with ``n_jobs=None`` a
+    fit uses one core, as joblib's None means.
     """
     @wraps(method)
     def run(self, *args, **kwargs):
         if self.n_jobs is None and _THREAD_LIMIT.get() is not None:
             return method(self, *args, **kwargs)
-        with limit_threads(effective_n_jobs(self.n_jobs)):
+        with limit_threads(effective_n_jobs(self.n_jobs)), blas_at_most(max_threads()):
             return method(self, *args, **kwargs)
     return run
+
+
+@contextmanager
+def blas_at_most(n: int) -> Iterator[None]:
+    """Context manager: BLAS held to at most ``n`` threads inside the block, never raised above
+    the count it had when the first such block began (a ``threadpool_limits`` set by the caller
+    stays in force); restored when the last one ends.
+
+    Multi-threaded BLAS gains a little on an idle machine and loses much more beside other work:
+    at n = 10⁵ on two cores, the 3-D scores with BLAS's two threads outside the row blocks took
+    0.75x the one-thread time when idle but 1.44x beside one busy process (docs/performance.md,
+    "Threads and BLAS"); ``n_jobs`` is the one switch for both.
+
+    For OpenBLAS the count is process-wide, so blocks open in several threads at once (Dask's
+    threaded scheduler runs tasks side by side) share it: the count in force is the smallest ``n``
+    of the open blocks, and the count from before comes back when the last closes. Saving and
+    restoring per block instead leaks a limit: A saves 2 and sets 1, B saves 1, A restores 2,
+    B restores 1, and BLAS stays on one thread after both.
+
+    Parameters
+    ----------
+    n : int
+        Most BLAS threads, >= 1.
+
+    Yields
+    ------
+    None
+    """
+    with _BLAS_LOCK:
+        if not _BLAS_OPEN:
+            _BLAS_BEFORE[:] = [lib.num_threads for lib in _blas_libraries()]
+        _BLAS_OPEN.append(int(n))
+        _set_blas(min(_BLAS_OPEN))
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_OPEN.remove(int(n))
+            _set_blas(min(_BLAS_OPEN) if _BLAS_OPEN else None)
+
+
+_BLAS_LOCK = threading.Lock()
+_BLAS_OPEN: list[int] = []  # the n of every open blas_at_most block, in any thread
+_BLAS_BEFORE: list[int] = []  # each library's count when the first of them opened
+
+
+def _set_blas(n: int | None) -> None:
+    """Each BLAS library at min(n, its count from before the blocks); None: that count."""
+    for lib, before in zip(_blas_libraries(), _BLAS_BEFORE, strict=True):
+        lib.set_num_threads(before if n is None else min(n, before))
 
 
 def _serially(fill):
@@ -202,10 +260,10 @@ def _serially(fill):
 
 
 @cache
-def _blas() -> ThreadpoolController:
-    """threadpoolctl's handle on the BLAS libraries loaded (NumPy's and SciPy's are by the time the
-    package runs a block), found once: the search costs milliseconds, a limit through it 30 µs."""
-    return ThreadpoolController()
+def _blas_libraries() -> tuple:
+    """threadpoolctl's handles on the BLAS libraries loaded (NumPy's and SciPy's are by the time the
+    package runs a block), found once: the search costs milliseconds, a limit through them 30 µs."""
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
 
 
 def on_all_cores(fill, parts) -> None:
@@ -214,7 +272,7 @@ def on_all_cores(fill, parts) -> None:
     is held to one thread meanwhile (see the module docstring)."""
     parts = list(parts)
     n_threads = min(max_threads(), len(parts))
-    with _blas().limit(limits=1, user_api="blas"):
+    with blas_at_most(1):
         if n_threads < 2:
             for part in parts:
                 fill(part)

@@ -15,6 +15,7 @@ from spectral_leverage import _blocks
 from spectral_leverage._blocks import (
     _THREAD_LIMIT,
     N_THREADS,
+    blas_at_most,
     column_summary,
     kernel_block,
     limit_threads,
@@ -47,6 +48,49 @@ def _threads_used(n_parts: int, parties: int = 0, timeout: float = TIMEOUT) -> s
 
     on_all_cores(fill, range(n_parts))
     return seen
+
+
+def _blas_counts() -> list[int]:
+    return [lib.num_threads for lib in _blocks._blas_libraries()]
+
+
+def test_blas_at_most_nests_never_raises_and_restores():
+    before = _blas_counts()
+    with blas_at_most(1):
+        assert _blas_counts() == [1] * len(before)
+        with blas_at_most(10**6):  # an inner block never raises an outer one
+            assert _blas_counts() == [1] * len(before)
+        assert _blas_counts() == [1] * len(before)
+    with blas_at_most(10**6):  # nor the count from before
+        assert _blas_counts() == before
+    assert _blas_counts() == before
+
+
+def test_blas_blocks_open_in_two_threads_at_once_restore_the_count():
+    # the count is process-wide (OpenBLAS): A opens, B opens, A closes, B closes; saving and
+    # restoring per block left BLAS on one thread here (B restored the 1 it found)
+    before = _blas_counts()
+    a_open, b_open, a_closed = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with blas_at_most(1):
+            a_open.set()
+            assert b_open.wait(TIMEOUT)
+        a_closed.set()
+
+    def second():
+        assert a_open.wait(TIMEOUT)
+        with blas_at_most(1):
+            b_open.set()
+            assert a_closed.wait(TIMEOUT)
+            assert _blas_counts() == [1] * len(before)  # still limited for B
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+    assert _blas_counts() == before
 
 
 def test_limit_is_set_nested_and_restored():

@@ -4,6 +4,7 @@ a fit starts no more Python threads than ``n_jobs`` and never raises BLAS's thre
 from __future__ import annotations
 
 import threading
+from typing import ClassVar
 
 import joblib
 import numpy as np
@@ -118,6 +119,47 @@ def test_two_jobs_use_at_most_two_threads_each_with_one_blas_thread(name, how, m
     if _blocks.N_THREADS >= 2:
         assert workers.seen, f"{name} did not fan out with two jobs"
     assert _blas_threads() == before  # restored after the fan-out
+
+
+class _CountingMatern(Matern):
+    """Matern that notes BLAS's thread count at each call made from the main thread (inside the
+    fit's methods, between and in the row blocks)."""
+
+    seen: ClassVar[list] = []
+
+    def __call__(self, X, Y=None, eval_gradient=False):
+        if threading.current_thread() is threading.main_thread():
+            _CountingMatern.seen.append(_blas_threads())
+        return super().__call__(X, Y, eval_gradient)
+
+
+@pytest.mark.skipif(_blocks.N_THREADS < 2, reason="one core: BLAS has one thread anyway")
+@pytest.mark.parametrize("name", ["SpectralLeverage-full-scale", "NystromKRR", "LeverageNystroem",
+                                  "SketchedKRR"])
+def test_the_default_holds_blas_to_one_thread_in_the_whole_method(name):
+    # n_jobs=None is one core: the serial factorisations and products between the blocks included
+    kernel = _CountingMatern(0.5, nu=1.5)
+    run = {
+        "SpectralLeverage-full-scale": lambda: SpectralLeverage(kernel, 1e-3, algorithm="full-scale",
+                                                                random_state=0).fit(X2),
+        "NystromKRR": lambda: NystromKRR(kernel, 1e-3, 100, random_state=0).fit(X2, Y).predict(X2),
+        "LeverageNystroem": lambda: LeverageNystroem(kernel, reg=1e-3, n_components=100,
+                                                     random_state=0).fit(X2).transform(X2),
+        "SketchedKRR": lambda: SketchedKRR(kernel, 1e-3, 100, random_state=0).fit(X2, Y).predict(X2),
+    }[name]
+    before = _blas_threads()
+    assert before >= 2, "the test needs BLAS's own default of several threads"
+    _CountingMatern.seen = []
+    run()
+    assert _CountingMatern.seen and set(_CountingMatern.seen) == {1}, _CountingMatern.seen
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("name", ["NystromKRR", "SpectralLeverage-tree"])
+def test_n_jobs_never_raises_blas_above_a_limit_set_outside(name):
+    with threadpool_limits(1), _Watch() as watch:
+        RUNS[name](-1)
+    assert watch.blas == 1
 
 
 def test_n_jobs_follows_joblib():

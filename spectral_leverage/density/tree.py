@@ -97,9 +97,10 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     verbose : bool, default=False
         Show a progress bar over query chunks.
     n_jobs : int or None, default=None
-        Threads of the package's own fan-out, with joblib's meaning: None is 1 unless inside a
+        Threads of the fit, BLAS's included, with joblib's meaning: None is 1 unless inside a
         ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core).
-        BLAS is held to one thread while the row blocks run, threaded or not.
+        BLAS is held to one thread while the row blocks run, threaded or not, and to ``n_jobs``
+        threads between them (never above a limit set outside).
 
     Attributes
     ----------

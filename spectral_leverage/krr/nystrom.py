@@ -106,9 +106,10 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         Progress bars over row blocks and stage timings logged (``logging``, INFO) to this module's
         logger.
     n_jobs : int or None, default=None
-        Threads of the package's own fan-out, with joblib's meaning: None is 1 unless inside a
+        Threads of the fit, BLAS's included, with joblib's meaning: None is 1 unless inside a
         ``joblib.parallel_config(n_jobs=...)`` context, -1 every core (at most one per core).
-        BLAS is held to one thread while the row blocks run, threaded or not.
+        BLAS is held to one thread while the row blocks run, threaded or not, and to ``n_jobs``
+        threads between them (never above a limit set outside).
 
     Attributes
     ----------

@@ -92,8 +92,8 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
     random_state : int, numpy Generator or None, default=None
         Seeds the sketch.
     n_jobs : int or None, default=None
-        Threads of the package's own fan-out in :meth:`predict`, with joblib's meaning (as in
-        :class:`~spectral_leverage.krr.NystromKRR`).
+        Threads of :meth:`fit` (BLAS's) and :meth:`predict` (the package's own fan-out and BLAS's),
+        with joblib's meaning (as in :class:`~spectral_leverage.krr.NystromKRR`).
 
     Attributes
     ----------
@@ -179,6 +179,7 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         return self._scale * self._signs[:, None] * scipy.fft.idct(Z, type=2, norm="ortho", axis=0)
 
     # --- fit / predict ---------------------------------------------------------------------------
+    @use_n_jobs
     def fit(self, X, y) -> SketchedKRR:
         """Draw the sketch and solve the m-dimensional sketched KRR problem.
 
