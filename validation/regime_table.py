@@ -9,7 +9,9 @@ For each data set (``normal<d>``: standard normal in d dimensions; a name: that 
 it prints R-ACC's 5th/95th percentiles and the effective-dimension ratio of: the density formula
 (``algorithm="density"``), pivots with the tail integral (512/0; the neighbours instead where the
 residual outweighs the factor and n/m <= 16, as the library does), pivots with 32 neighbours
-(512/32), the neighbours with a single pivot (1/32), and the default: its plan
+(512/32), the neighbours with a single pivot (1/32), a per-row rule (512/32's scores for the rows
+whose density-formula leverage is 2/k = 1/16 or more, the density scores for the others; an
+experiment, not a path of the library), and the default: its plan
 (``full_scale_plan``), the path it took (``algorithm_``: the factor's count can keep the density
 scores) and its scores. Each variant is
 ``SpectralLeverage(algorithm="full-scale")`` with its plan set, so it sees the library's density.
@@ -56,8 +58,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="folder for the exact scores")
     args = parser.parse_args()
     names = [f"{m}/{k}" for m, k in VARIANTS]
-    print("| data | kernel | ℓ | λ | mean leverage | density | " + " | ".join(names) + " | default |")
-    print("|---|---|---|---|---|---|" + "---|" * (len(names) + 1))
+    print("| data | kernel | ℓ | λ | mean leverage | density | " + " | ".join(names)
+          + " | per row | default |")
+    print("|---|---|---|---|---|---|" + "---|" * (len(names) + 2))
     for name in args.data.split(","):
         X = data(name, args.n, args.shared)
         n = X.shape[0]
@@ -73,11 +76,15 @@ def main() -> None:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     np.save(path, exact)
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
-            texts = [cell_text(density.scores_, exact)]
+            texts, scores = [cell_text(density.scores_, exact)], {}
             for plan in VARIANTS:  # the library's own path (its density), with the plan set
                 with mock.patch.object(full_scale, "full_scale_plan", return_value=plan):
                     fitted = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X)
                 texts.append(cell_text(fitted.scores_, exact))
+                scores[plan] = fitted.scores_
+            high = density.scores_ / n >= full_scale.NEIGHBOURS_LEVERAGE
+            texts.append(cell_text(np.where(high, scores[(512, 32)], density.scores_), exact)
+                         + f" [{high.mean():.2f}]")
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
             plan = full_scale.full_scale_plan(density.effective_dimension_, n)
             chosen = "density" if plan is None else f"{plan[0]}/{plan[1]}"
