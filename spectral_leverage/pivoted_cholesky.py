@@ -153,7 +153,7 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
 
 
 def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_samples: int | None,
-                memory_budget: float, rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
+                     memory_budget: float, rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
     r"""Pivots by :func:`rp_cholesky` on a uniform subsample of the rows of X, and the ridge degrees
     of freedom (:math:`\gamma = n\lambda`) that the factor and its residual, taken as unlearned, hold:
     :math:`\sum_j s_j/(s_j + \gamma)` over the eigenvalues of :math:`F^\top F` and

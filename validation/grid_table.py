@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from spectral_leverage.validation.data import csv_dataset
-from spectral_leverage.validation.grid import hyperparameter_grid
+from spectral_leverage.validation.grid import cell_text, hyperparameter_grid
 
 
 def main() -> None:
@@ -43,8 +43,7 @@ def main() -> None:
 
     for setting in sorted({key(r) for r in rows}):
         mine = {r["method"]: r for r in rows if key(r) == setting}
-        cells = [f"{m['p05']:.2f}/{m['p95']:.2f} ({m['scale']:.2f})" + ("" if m["ok"] else " ✗")
-                 for m in (mine[name] for name in methods)]
+        cells = [cell_text(mine[name]) for name in methods]
         first = next(iter(mine.values()))
         print(f"| {setting[0]} | {setting[1]} | {setting[2]:g} | n^-{setting[3]:g} | "
               f"{first['effective_dimension']:.0f} | "

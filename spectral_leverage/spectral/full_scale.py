@@ -252,7 +252,7 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     quarter = memory_budget / 4
     if pivots is None:
         pivots, _, _ = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
-                                   memory_budget=memory_budget, rng=rng)
+                                        memory_budget=memory_budget, rng=rng)
     root = inverse_sqrt(kernel(X[pivots]))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
     # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once per

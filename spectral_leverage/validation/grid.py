@@ -60,6 +60,11 @@ def is_ok(row: dict) -> bool:
             and OK_SCALE[0] <= row["scale"] <= OK_SCALE[1])
 
 
+def cell_text(row: dict) -> str:
+    """A row's cell in the validation page's tables: "p05/p95 (scale)", with ✗ outside the ok band."""
+    return f"{row['p05']:.2f}/{row['p95']:.2f} ({row['scale']:.2f})" + ("" if is_ok(row) else " ✗")
+
+
 def hyperparameter_grid(datasets: list[DataSet], *, n: int = 4000, kernels=GRID_KERNELS,
                         length_scales=(0.5, 1.0, 2.0), reg_exponents=(0.5, 0.75, 1.0),
                         methods=GRID_METHODS, n_replicates: int = 1, random_state=0,
