@@ -245,9 +245,16 @@ _BLAS_BEFORE: list[int] = []  # each library's count when the first of them open
 
 
 def _set_blas(n: int | None) -> None:
-    """Each BLAS library at min(n, its count from before the blocks); None: that count."""
+    """Each BLAS library at min(n, its count from before the blocks); None: that count. Called
+    under ``_BLAS_LOCK``, from any thread: threadpoolctl lets only one thread at a time set a
+    process-wide pool (the first that sets, until it lets go, as ``threadpool_limits`` does on exit),
+    so each call lets go again; otherwise the first thread to open a block kept that right, and a
+    block opened later in another thread (a Dask task) changed nothing."""
     for lib, before in zip(_blas_libraries(), _BLAS_BEFORE, strict=True):
         lib.set_num_threads(before if n is None else min(n, before))
+        release = getattr(lib, "clear_controlling_thread", None)  # threadpoolctl >= 3.8
+        if release is not None:
+            release()
 
 
 def _serially(fill):

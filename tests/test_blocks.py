@@ -71,26 +71,50 @@ def test_blas_blocks_open_in_two_threads_at_once_restore_the_count():
     # restoring per block left BLAS on one thread here (B restored the 1 it found)
     before = _blas_counts()
     a_open, b_open, a_closed = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
 
     def first():
         with blas_at_most(1):
             a_open.set()
-            assert b_open.wait(TIMEOUT)
+            b_open.wait(TIMEOUT)
         a_closed.set()
 
     def second():
-        assert a_open.wait(TIMEOUT)
+        a_open.wait(TIMEOUT)
         with blas_at_most(1):
             b_open.set()
-            assert a_closed.wait(TIMEOUT)
-            assert _blas_counts() == [1] * len(before)  # still limited for B
+            a_closed.wait(TIMEOUT)
+            seen["B after A closed"] = _blas_counts()
 
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    _in_threads(first, second)
+    assert seen == {"B after A closed": [1] * len(before)}  # still limited for B
+    assert _blas_counts() == before
+
+
+def test_a_block_in_another_thread_limits_blas_after_the_main_thread_opened_one():
+    """threadpoolctl lets one thread at a time set OpenBLAS's process-wide count: the main thread's
+    block, once closed, must not keep that right from a block in a worker thread (a Dask task)."""
+    before = _blas_counts()
+    with blas_at_most(1):
+        pass
+    seen = {}
+
+    def worker():
+        with blas_at_most(1):
+            seen["inside"] = _blas_counts()
+        seen["after"] = _blas_counts()
+
+    _in_threads(worker)
+    assert seen == {"inside": [1] * len(before), "after": before}
+
+
+def _in_threads(*targets) -> None:
+    threads = [threading.Thread(target=target) for target in targets]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(TIMEOUT)
-    assert _blas_counts() == before
+    assert not any(thread.is_alive() for thread in threads)
 
 
 def test_limit_is_set_nested_and_restored():
