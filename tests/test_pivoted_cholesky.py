@@ -60,6 +60,28 @@ def test_greedy_pivots_are_those_of_greedy_conditional_variance():
     np.testing.assert_allclose(F @ F.T, K_nP @ np.linalg.solve(kernel(X[pivots]), K_nP.T), atol=1e-8)
 
 
+@pytest.mark.parametrize("pivots", [16, 120, 300])
+def test_greedy_pivots_found_in_blocks_are_those_found_one_at_a_time(pivots):
+    """Many rounds of candidates (their residual rows kept from round to round), with weights: the
+    same pivots, in the same order, as the explicit one-at-a-time reference."""
+    X = np.random.default_rng(5).normal(size=(600, 3))
+    kernel = Matern(0.6, nu=2.5)
+    weights = np.random.default_rng(6).uniform(0.2, 1.0, size=600)
+    found, F = rp_cholesky(X, kernel, pivots, np.random.default_rng(0), greedy=True, weights=weights)
+    assert found.tolist() == greedy_reference(kernel(X), pivots, weights)
+    K_nP = kernel(X, X[found])
+    np.testing.assert_allclose(F @ F.T, K_nP @ np.linalg.pinv(kernel(X[found]), hermitian=True) @ K_nP.T,
+                               atol=1e-8)
+
+
+def test_greedy_ties_go_to_the_lowest_index_as_one_at_a_time():
+    """A kernel so short that far rows keep a residual of exactly 1.0: ties at every round."""
+    X = np.random.default_rng(7).uniform(size=(400, 2))
+    kernel = RBF(0.02)
+    found, _ = rp_cholesky(X, kernel, 80, np.random.default_rng(0), greedy=True)
+    assert found.tolist() == greedy_reference(kernel(X), 80)
+
+
 def test_weights_steer_greedy_and_random_pivots():
     X = np.random.default_rng(3).uniform(size=(200, 2))
     kernel = RBF(0.3)
