@@ -16,7 +16,8 @@ those three ("time ratio"). Rows go to ``--out`` (JSON) as they come.
 
 ``scale`` (acceptance 2): n × d standard normal inputs, RBF ℓ = 1, λ = 1e-4, m centres: seconds
 and tracemalloc peak (bytes allocated during the selection, the data excluded) of each selection,
-against scikit-learn's ``MiniBatchKMeans(n_clusters=m)`` with its defaults.
+against scikit-learn's ``MiniBatchKMeans(n_clusters=m)`` with its defaults. A selector that reads the
+target (``"adaptive-cholesky"``) is given y = sin(x₁) + x₂²/2 + 0.1 ε.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from spectral_leverage.samplers import make_sampler
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BASELINES = ("kmeans", "greedy-cholesky", "rp-cholesky")
-METHODS = ("spectral", "spectral-greedy", "uniform", *BASELINES)
+METHODS = ("spectral", "spectral-greedy", "adaptive-cholesky", "uniform", *BASELINES)
 SCORED = ("spectral", "spectral-greedy")  # scores fitted once per seed, reused across m
 KERNELS = {"matern1.5": Matern(1.0, nu=1.5), "rbf": RBF(1.0)}
 
@@ -146,14 +147,17 @@ def summarise(rows) -> None:
 
 
 def scale(args) -> None:
-    X = np.random.default_rng(0).normal(size=(args.n, args.d))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(args.n, args.d))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2 / 2 + 0.1 * rng.normal(size=args.n)
     kernel = RBF(1.0)
     runs = [("MiniBatchKMeans (defaults)",
              lambda: MiniBatchKMeans(n_clusters=args.m, random_state=0).fit(X).cluster_centers_)]
     for method in args.methods:
         def run(method=method):
             sampler = make_sampler(method, kernel=kernel, reg=args.reg, random_state=0,
-                                   memory_budget=args.memory_budget).fit(X)
+                                   memory_budget=args.memory_budget)
+            sampler.fit(X, y)  # only adaptive-cholesky reads y
             if hasattr(sampler, "select"):
                 return sampler.select(args.m)[0]
             return X[np.unique(sampler.sample(args.m))]
@@ -191,7 +195,8 @@ def main(argv=None) -> None:
     s.add_argument("--reg", type=float, default=1e-4)
     s.add_argument("--memory-budget", type=float, default=2**28)
     s.add_argument("--methods", nargs="+",
-                   default=["spectral", "spectral-greedy", "kmeans", "rp-cholesky", "greedy-cholesky"])
+                   default=["spectral", "spectral-greedy", "adaptive-cholesky", "kmeans", "rp-cholesky",
+                            "greedy-cholesky"])
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")

@@ -26,8 +26,9 @@ weights are repeated rows: the penalty scales with :math:`W` as it does with :ma
 intercept is eliminated as in scikit-learn's ``Ridge``: :math:`b = \bar y - \bar k^\top\alpha` with
 the weighted means :math:`\bar y`, :math:`\bar k = \sum_i w_i K_{iJ}^\top / W`, and the normal
 equations of the centred problem are the raw sums less a rank-one term,
-:math:`\sum_i w_i B_i^\top B_i - W\,\bar b\bar b^\top` (:func:`centred_system`), so one pass over
-the data (or a sum over Dask blocks) still suffices.
+:math:`\sum_i w_i B_i^\top B_i - W\,\bar b\bar b^\top`
+(:func:`~spectral_leverage.ridge_gcv.centred_system`), so one pass over the data (or a sum over Dask
+blocks) still suffices.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ from .._blocks import (
     row_chunks,
 )
 from ..kernels import indefinite_kernel_error
+from ..ridge_gcv import centred_system
 
-__all__ = ["DIRECT_MAX_CENTERS", "centred_system", "normal_equations", "predict_block", "solve_cg",
+__all__ = ["DIRECT_MAX_CENTERS", "normal_equations", "predict_block", "solve_cg",
            "solve_normal_equations", "upper_cholesky", "whitened_blocks"]
 
 DIRECT_MAX_CENTERS = 5000  # solver="auto" uses the direct solver up to this many centres
@@ -139,20 +141,6 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
         sy += part[3]
         total += part[4]
     return H, c, s, sy, total
-
-
-def centred_system(sums: tuple, fit_intercept: bool) -> tuple:
-    r"""``(H, c, b̄, ȳ, W)`` from the sums of :func:`normal_equations`: with an intercept, the
-    normal equations of the centred problem (module docstring) and the weighted means
-    :math:`\bar b = s/W`, :math:`\bar y = s_y/W`; without, the sums as they are and zero means.
-    H (upper triangle) and c are updated in place."""
-    H, c, s, sy, total = sums
-    if not fit_intercept:
-        return H, c, np.zeros_like(s), np.zeros_like(sy), total
-    b_mean, y_mean = s / total, sy / total
-    H -= np.outer(s, b_mean)
-    c -= np.outer(s, y_mean)
-    return H, c, b_mean, y_mean, total
 
 
 def solve_normal_equations(sums: tuple, T: np.ndarray, reg: float,

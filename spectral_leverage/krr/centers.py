@@ -110,19 +110,21 @@ def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
 
 
 def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
-                   sample_weight: np.ndarray | None = None):
+                   sample_weight: np.ndarray | None = None, y: np.ndarray | None = None):
     """(centres (m, d), their unique sorted row indices or None, number of draws).
 
     As :func:`choose_centers`, except that a selector whose centres are not rows (``"kmeans"``,
     :class:`~spectral_leverage.samplers.CenterSelector`) gives its points themselves, with None
-    for the indices. With ``sample_weight`` k-means weights the rows; the other selectors choose
-    among the rows of positive weight whatever their weight."""
+    for the indices. With ``sample_weight`` k-means weights the rows (and ``"adaptive-cholesky"``
+    its pilots' errors); the other selectors choose among the rows of positive weight whatever
+    their weight. A selector that reads the target (``"adaptive-cholesky"``) is fitted on X and
+    ``y``."""
     n_centers, sampler, share, replace = _draws(X, n_centers, sampler, kernel=kernel, reg=reg,
                                                 memory_budget=memory_budget, rng=rng)
     if n_centers < X.shape[0] and _is_selector(sampler):
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
-        obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget)
+        obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget, y=y)
         centers, idx = obj.select(n_centers, random_state=rng, sample_weight=sample_weight)
         return centers, idx, n_centers
     idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=reg, rng=rng, replace=replace,
@@ -136,11 +138,14 @@ def _is_selector(sampler) -> bool:
     return cls is not None and issubclass(cls, CenterSelector)
 
 
-def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_BUDGET):
-    """The sampler built by name (seeded from rng) or given, fitted on X unless it already is."""
+def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_BUDGET, y=None):
+    """The sampler built by name (seeded from rng) or given, fitted on X unless it already is; one
+    that reads the target is fitted on X and ``y`` whenever ``y`` is given (a clone, if given)."""
     seed = int(rng.integers(2**31 - 1))
     obj = make_sampler(sampler, kernel=kernel, reg=reg, random_state=seed,
                        memory_budget=memory_budget)
+    if y is not None and getattr(obj, "_uses_target", False):
+        return (obj if isinstance(sampler, str) else clone(obj)).fit(X, y)
     probabilities = getattr(obj, "probabilities_", None)
     fitted = (
         probabilities is not None

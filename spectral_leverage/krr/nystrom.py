@@ -88,9 +88,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         ``"exact"``, ...) or a sampler object: cloned and fitted on X, unless it is already fitted
         on n points, in which case its ``probabilities_`` are used as they are. The selectors
         (:data:`spectral_leverage.samplers.SELECTORS`: ``"kmeans"``, ``"greedy-cholesky"``,
-        ``"rp-cholesky"``, ``"spectral-greedy"``) choose ``n_centers`` distinct centres at once
-        instead of drawing; k-means' centres are points, not rows (``center_indices_`` is then
-        None). Measured against one another in docs/notes/centres.md.
+        ``"rp-cholesky"``, ``"spectral-greedy"``, ``"adaptive-cholesky"``) choose ``n_centers``
+        distinct centres at once instead of drawing; k-means' centres are points, not rows
+        (``center_indices_`` is then None). ``"adaptive-cholesky"`` is given y: greedy or
+        randomly pivoted Cholesky, whichever has the lower GCV error at ``reg``. Measured against
+        one another in docs/notes/centres.md.
     fit_intercept : bool, default=True
         Fit the unpenalised intercept :math:`b` (as scikit-learn's ``Ridge``); without it the kernel,
         which decays away from the centres, must carry the target's mean.
@@ -224,7 +226,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         start = time.perf_counter()
         centers, idx, n_draws = select_centers(X, self.n_centers, self.sampler, kernel=kernel,
                                                reg=reg, memory_budget=self.memory_budget,
-                                               sample_weight=weights,
+                                               sample_weight=weights, y=Y,
                                                rng=check_random_state(self.random_state))
         m = centers.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,

@@ -34,7 +34,8 @@ import numpy as np
 from scipy.linalg import eigh, solve_triangular
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
-from ._solvers import centred_system, normal_equations, upper_cholesky, whitened_blocks
+from ..ridge_gcv import centred_system, degrees_of_freedom, gcv_error
+from ._solvers import normal_equations, upper_cholesky, whitened_blocks
 
 __all__ = ["held_out_error", "nystrom_path"]
 
@@ -114,15 +115,11 @@ def nystrom_path(X, Y, kernel, centers, regs, *, weights=None, fit_intercept: bo
     coef = solve_triangular(T, beta.reshape(m, -1), check_finite=False)
     out = dict(coef=coef.reshape(m, regs.size, t).transpose(1, 0, 2),
                intercept=system["y_mean"] - np.einsum("m,mlt->lt", system["b_mean"], beta),
-               df=(evals[:, None] * D).sum(axis=0) + fit_intercept)
+               df=degrees_of_freedom(evals, system["total"], regs, fit_intercept))
     w = np.ones(X.shape[0]) if weights is None else weights
     if criterion == "gcv":
         yy = float(np.sum(w[:, None] * (Y - system["y_mean"]) ** 2))
-        mu = system["total"] * regs
-        rss = yy - np.einsum("kt,kl->l", z**2, (evals[:, None] + 2 * mu) * D**2)
-        dof = np.minimum(out["df"] / X.shape[0], 1.0)  # df = n: interpolation, GCV infinite
-        with np.errstate(divide="ignore"):
-            out["error"] = np.maximum(rss, 0.0) / (system["total"] * t) / (1 - dof) ** 2
+        out["error"] = gcv_error(evals, z, yy, system["total"], X.shape[0], regs, out["df"])
     elif criterion == "loo":
         out["error"] = _held_out(X, Y, weights, shared, system, regs, memory_budget, True) / (
             system["total"] * t)

@@ -15,7 +15,7 @@ from .alaoui_mahoney import AlaouiMahoneySampler
 from .bless import BLESS
 from .exact import ExactLeverage, exact_leverage
 from .recursive_rls import RecursiveRLS
-from .selection import CenterSelector, GreedyCholesky, KMeansCenters, RPCholeskyCenters
+from .selection import AdaptiveCholesky, CenterSelector, GreedyCholesky, KMeansCenters, RPCholeskyCenters
 from .spectral_greedy import SpectralGreedy
 from .squeak import SQUEAK, merge_squeak
 from .uniform import UniformSampler
@@ -25,6 +25,7 @@ __all__ = [
     "SAMPLERS",
     "SELECTORS",
     "SQUEAK",
+    "AdaptiveCholesky",
     "AlaouiMahoneySampler",
     "CenterSelector",
     "ExactLeverage",
@@ -51,6 +52,7 @@ SAMPLERS: dict[str, type[LeverageSampler]] = {
     "kmeans": KMeansCenters,
     "greedy-cholesky": GreedyCholesky,
     "rp-cholesky": RPCholeskyCenters,
+    "adaptive-cholesky": AdaptiveCholesky,
     "spectral-greedy": SpectralGreedy,
 }
 

@@ -40,7 +40,7 @@ from spectral_leverage.samplers import SAMPLERS as REGISTRY
 
 def test_every_sampler_is_registered_by_name():
     names = {"exact", "uniform", "alaoui-mahoney", "recursive-rls", "squeak", "bless", "spectral",
-             "kmeans", "greedy-cholesky", "rp-cholesky", "spectral-greedy"}
+             "kmeans", "greedy-cholesky", "rp-cholesky", "spectral-greedy", "adaptive-cholesky"}
     assert set(REGISTRY) == names
     for cls in SAMPLERS:
         assert cls in REGISTRY.values()

@@ -11,9 +11,11 @@ from sklearn.cluster import KMeans
 from sklearn.gaussian_process.kernels import RBF, Matern
 from threadpoolctl import threadpool_limits
 
+from spectral_leverage import NystromKRR
 from spectral_leverage.samplers import (
     SAMPLERS,
     SELECTORS,
+    AdaptiveCholesky,
     GreedyCholesky,
     KMeansCenters,
     RPCholeskyCenters,
@@ -26,7 +28,8 @@ KERNEL = Matern(0.5, nu=1.5)
 
 
 def test_the_selectors_are_registered():
-    assert set(SELECTORS) == {"kmeans", "greedy-cholesky", "rp-cholesky", "spectral-greedy"}
+    assert set(SELECTORS) == {"kmeans", "greedy-cholesky", "rp-cholesky", "spectral-greedy",
+                              "adaptive-cholesky"}
     assert all(name in SAMPLERS for name in SELECTORS)
 
 
@@ -109,3 +112,47 @@ def test_bad_requests_are_clear_errors(name):
         sampler.select(0)
     with pytest.raises(ValueError, match=r"NaN|infinity"):
         make_sampler(name, kernel=KERNEL, reg=1e-3).fit(np.full((5, 2), np.nan))
+
+
+def _designs(design: str, seed: int = 0):
+    """(X, y, X_test, f(X_test), kernel, λ): a smooth, nearly noiseless target on a square, where
+    covering the range wins (greedy), or a noisy one on heavy-tailed inputs, where greedy spends its
+    pivots on outliers and following the density wins (random)."""
+    rng = np.random.default_rng(seed)
+    if design == "smooth":
+        X, noise, kernel, reg = rng.uniform(-1, 1, size=(2500, 2)), 0.01, RBF(0.4), 1e-6
+    else:
+        X, noise, kernel, reg = 0.5 * rng.standard_t(1.5, size=(2500, 2)), 1.0, Matern(0.5, nu=1.5), 1e-4
+    f = np.sin(4 * X[:, 0]) + np.cos(3 * X[:, 1])
+    y = f + noise * rng.normal(size=2500)
+    return X[:1500], y[:1500], X[1500:], f[1500:], kernel, reg
+
+
+@pytest.mark.parametrize(("design", "winner"), [("smooth", "greedy"), ("outliers", "random")])
+def test_adaptive_cholesky_takes_the_pivoting_that_predicts_better(design, winner):
+    X, y, X_test, f_test, kernel, reg = _designs(design)
+    errors = {}
+    for name in ("greedy-cholesky", "rp-cholesky", "adaptive-cholesky"):
+        model = NystromKRR(kernel, reg, 40, sampler=name, random_state=0).fit(X, y)
+        errors[name] = np.sqrt(np.mean((model.predict(X_test) - f_test) ** 2))
+        if name == "adaptive-cholesky":  # the estimator gave the selector its target
+            rng = np.random.default_rng(0)
+            rng.integers(2**31 - 1)  # the estimator's stream, as it reaches the selection
+            chosen = AdaptiveCholesky(kernel, reg).fit(X, y)
+            np.testing.assert_array_equal(model.center_indices_, chosen.sample(40, random_state=rng))
+    best = min(errors["greedy-cholesky"], errors["rp-cholesky"])
+    assert errors["adaptive-cholesky"] == best
+    assert best < 0.8 * max(errors["greedy-cholesky"], errors["rp-cholesky"])  # a real difference
+    assert chosen.pivoting_ == winner and set(chosen.gcv_errors_) == {"greedy", "random"}
+    assert chosen.gcv_errors_[winner] == min(chosen.gcv_errors_.values())
+
+
+def test_adaptive_cholesky_without_a_target_is_greedy():
+    X, y, *_ , kernel, reg = _designs("outliers")
+    unsupervised = AdaptiveCholesky(kernel, reg).fit(X)
+    np.testing.assert_array_equal(unsupervised.sample(30), GreedyCholesky(kernel).fit(X).sample(30))
+    assert unsupervised.pivoting_ == "greedy" and unsupervised.gcv_errors_ == {}
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        AdaptiveCholesky(kernel, reg).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="NaN"):
+        AdaptiveCholesky(kernel, reg).fit(X, np.full(X.shape[0], np.nan))

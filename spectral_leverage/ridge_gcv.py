@@ -1,0 +1,109 @@
+r"""The centred ridge system on features and its generalised cross-validation, every λ at once.
+
+Features :math:`B` (n × m), targets :math:`Y` (n × t), row weights :math:`w \ge 0`
+(:math:`W = \sum_i w_i`; all 1 without weights) and, with an unpenalised intercept, :math:`B` and
+:math:`Y` centred by their weighted means (:math:`\tilde B`, :math:`\tilde Y`): the ridge
+solution at penalty :math:`W\lambda` is :math:`\beta = (H + W\lambda I)^{-1}c`, with
+:math:`H = \tilde B^\top D_w \tilde B` and :math:`c = \tilde B^\top D_w \tilde Y`, the raw sums
+less a rank-one term (:func:`centred_system`). From one eigendecomposition
+:math:`H = V\Lambda V^\top`, :math:`z = V^\top c`, for every λ:
+
+.. math::
+
+    \mathrm{df} = [\text{intercept}] + \sum_k \frac{\Lambda_k}{\Lambda_k + W\lambda}, \qquad
+    \mathrm{RSS} = \sum_i w_i\|\tilde Y_i\|^2 - \sum_k \|z_k\|^2
+    \frac{\Lambda_k + 2W\lambda}{(\Lambda_k + W\lambda)^2}, \qquad
+    \mathrm{GCV} = \frac{\mathrm{RSS} / (W t)}{(1 - \mathrm{df}/n)^2}
+
+(Golub, Heath & Wahba, 1979; n the rows of positive weight). Nyström KRR on centres :math:`J` is
+this regression on :math:`B = K_{nJ}T^{-1}` (:mod:`spectral_leverage.krr.reg_path`); on the factor
+:math:`F` of pivoted Cholesky at pivots :math:`P` (:math:`FF^\top = K_{nP}K_{PP}^{+}K_{Pn}`,
+:mod:`spectral_leverage.pivoted_cholesky`) it is Nyström KRR on the centres :math:`P`
+(:func:`factor_gcv`), with no kernel evaluated again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import eigh
+
+__all__ = ["centred_system", "degrees_of_freedom", "factor_gcv", "gcv_error"]
+
+
+def centred_system(sums: tuple, fit_intercept: bool) -> tuple:
+    r"""``(H, c, b̄, ȳ, W)`` from the sums ``(H, c, s, s_y, W)`` =
+    (:math:`B^\top D_w B` (its upper triangle at least), :math:`B^\top D_w Y`, :math:`B^\top w`,
+    :math:`Y^\top w`, :math:`W`): with an intercept, the normal equations of the centred problem and
+    the weighted means :math:`\bar b = s/W`, :math:`\bar y = s_y/W`; without, the sums as they are and
+    zero means. H and c are updated in place."""
+    H, c, s, sy, total = sums
+    if not fit_intercept:
+        return H, c, np.zeros_like(s), np.zeros_like(sy), total
+    b_mean, y_mean = s / total, sy / total
+    H -= np.outer(s, b_mean)
+    c -= np.outer(s, y_mean)
+    return H, c, b_mean, y_mean, total
+
+
+def degrees_of_freedom(evals: np.ndarray, total: float, regs: np.ndarray,
+                       fit_intercept: bool) -> np.ndarray:
+    """(L,): the trace of the hat matrix at each λ of ``regs``, from the eigenvalues of H."""
+    return (evals[:, None] / (evals[:, None] + total * regs[None, :])).sum(axis=0) + fit_intercept
+
+
+def gcv_error(evals: np.ndarray, z: np.ndarray, yy: float, total: float, n_rows: int,
+              regs: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """(L,): the GCV error (module docstring) at each λ of ``regs``; ``z`` (m, t), ``yy`` the weighted
+    (centred) total sum of squares, ``df`` from :func:`degrees_of_freedom`. Infinite where df = n
+    (interpolation)."""
+    mu = total * regs[None, :]
+    shrink = 1.0 / (evals[:, None] + mu)
+    rss = yy - np.einsum("kt,kl->l", z**2, (evals[:, None] + mu + mu) * shrink**2)
+    dof = np.minimum(df / n_rows, 1.0)
+    with np.errstate(divide="ignore"):
+        return np.maximum(rss, 0.0) / (total * z.shape[1]) / (1.0 - dof) ** 2
+
+
+def factor_gcv(factor_t: np.ndarray, Y: np.ndarray, reg: float, weights: np.ndarray | None = None,
+               fit_intercept: bool = True) -> float:
+    r"""GCV error of Nyström KRR at λ = ``reg`` on the pivots of a pivoted Cholesky factor.
+
+    Parameters
+    ----------
+    factor_t : ndarray of shape (k, n)
+        :math:`F^\top` (:func:`~spectral_leverage.pivoted_cholesky.rp_cholesky` returns
+        :math:`F`, whose ``.T`` is this array without a copy).
+    Y : ndarray of shape (n,) or (n, t)
+    reg : float
+        :math:`\lambda > 0`.
+    weights : ndarray of shape (n,) or None
+        Non-negative row weights.
+    fit_intercept : bool, default=True
+
+    Returns
+    -------
+    float
+        The weighted mean squared error of the module docstring's GCV (mean over outputs).
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> from spectral_leverage.pivoted_cholesky import rp_cholesky
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(300, 1))
+    >>> y = np.sin(6 * X[:, 0]) + 0.1 * rng.normal(size=300)
+    >>> _, F = rp_cholesky(X, RBF(0.2), 20, rng)
+    >>> round(factor_gcv(F.T, y, 1e-4), 3)   # about the noise variance, 0.01
+    0.01
+    """
+    Y = Y.reshape(Y.shape[0], -1)
+    w = np.ones(Y.shape[0]) if weights is None else weights
+    weighted = factor_t if weights is None else factor_t * w
+    sums = (weighted @ factor_t.T, weighted @ Y, weighted.sum(axis=1), w @ Y, float(w.sum()))
+    H, c, _, y_mean, total = centred_system(sums, fit_intercept)
+    evals, V = eigh(H, check_finite=False)
+    evals = np.maximum(evals, 0.0)
+    yy = float(np.sum(w[:, None] * (Y - y_mean) ** 2))
+    regs = np.array([reg])
+    df = degrees_of_freedom(evals, total, regs, fit_intercept)
+    return float(gcv_error(evals, V.T @ c, yy, total, np.count_nonzero(w), regs, df)[0])

@@ -1,0 +1,42 @@
+"""GCV of Nyström KRR from a pivoted Cholesky factor: the same number as the λ path's on its pivots."""
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process.kernels import Matern
+
+from spectral_leverage.krr.reg_path import nystrom_path
+from spectral_leverage.pivoted_cholesky import rp_cholesky
+from spectral_leverage.ridge_gcv import factor_gcv
+
+KERNEL = Matern(0.4, nu=1.5)
+
+
+def _problem(t: int, weighted: bool):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    Y = np.column_stack([np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + k for k in range(t)]) + 20.0
+    Y += 0.1 * rng.normal(size=Y.shape)
+    w = rng.uniform(0.3, 3.0, size=300) if weighted else None
+    return X, Y, w
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("t", [1, 2])
+def test_factor_gcv_is_the_gcv_of_nystrom_krr_on_the_pivots(greedy, weighted, fit_intercept, t):
+    X, Y, w = _problem(t, weighted)
+    pivots, F = rp_cholesky(X, KERNEL, 40, np.random.default_rng(0), greedy=greedy)
+    for reg in (1e-2, 1e-5):
+        path = nystrom_path(X, Y, KERNEL, X[np.sort(pivots)], np.array([reg]), weights=w,
+                            fit_intercept=fit_intercept)
+        ours = factor_gcv(F.T, Y if t > 1 else Y[:, 0], reg, w, fit_intercept)
+        assert ours == pytest.approx(path["error"][0], rel=1e-8)
+
+
+def test_factor_gcv_prefers_the_factor_that_holds_the_signal():
+    """A factor spanning the target's function has the lower error than one that does not."""
+    X, Y, _ = _problem(1, False)
+    _, good = rp_cholesky(X, KERNEL, 40, np.random.default_rng(0))
+    _, poor = rp_cholesky(X[:, ::-1] * [1.0, 0.0], KERNEL, 40, np.random.default_rng(0))  # x2 only
+    assert factor_gcv(good.T, Y[:, 0], 1e-4) < 0.5 * factor_gcv(poor.T, Y[:, 0], 1e-4)
