@@ -143,7 +143,8 @@ def _tradeoff_section(tradeoff: dict, figures: dict) -> list[str]:
              f"Design {s['design']}, f*(x) = {s['target']}, noise σ = {s['noise']}; Matérn ν = {s['nu']}, "
              f"ℓ = {s['length_scale']}, λ = {s['reg_rule']}; Nyström KRR with m = {s['centers_rule']} "
              f"centres drawn from each method's scores, or selected by it (k-means, greedy and randomly "
-             "pivoted Cholesky, spectral-greedy: the time is then the selection's); medians over "
+             "pivoted Cholesky, spectral-greedy, and adaptive-cholesky, which reads y to choose between "
+             "the two pivotings: the time is then the selection's); medians over "
              f"{s['n_replicates']} replicate(s). "
              f"Risk = ‖f̂ − f*‖²/n in sample; exact KRR (n ≤ {s['krr_max_n']}) for reference.", ""]
     exact = {}
