@@ -96,7 +96,8 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
         Greedy pivoting instead: each pivot the row of largest (weighted) residual, ties to the
         lowest index (greedy conditional variance; Burt, Rasmussen & van der Wilk 2020, and Chen et
         al.'s "greedy" baseline), found in blocks (:func:`_certified_greedy`): the same pivots as
-        one at a time, at the cost of block RPCholesky's matrix products. ``rng`` is then unused.
+        one at a time (up to rounding between copies of a row), at the cost of block RPCholesky's
+        matrix products; it stops early once every residual is rounding. ``rng`` is then unused.
     weights : ndarray of shape (n,) or None, default=None
         Non-negative pivot weights :math:`w`: pivots are drawn with probability proportional to
         :math:`w_i r_i` (or, greedy, the largest :math:`w_i r_i`). None: all 1.
@@ -132,6 +133,7 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
     pivots: list[int] = []
     rank, size = 0, 16
     block = GREEDY_START
+    floor = 16 * np.finfo(float).eps * residual.max(initial=0.0)  # greedy: residuals below are rounding
     kept, kept_rows = np.zeros(0, dtype=np.intp), np.zeros((0, n))  # greedy: candidates' residual rows
     while len(pivots) < width and residual.sum() > 0:
         if gamma is not None and rank and _resolved(residual, gram[:rank, :rank], gamma, scale):
@@ -146,7 +148,7 @@ def rp_cholesky(X: np.ndarray, kernel, max_pivots: int, rng: np.random.Generator
             rows[old] = kept_rows[np.searchsorted(kept, candidates[old])]  # kept is sorted
             rows[~old] = _residual_rows(X, kernel, factor[:rank], candidates[~old], memory_budget)
             w = np.ones(candidates.size) if weights is None else weights[candidates]
-            chosen = _certified_greedy(rows[:, candidates], w, tau, width - len(pivots))
+            chosen = _certified_greedy(rows[:, candidates], w, tau, width - len(pivots), floor)
             if not chosen.size:  # the candidates' residuals are zero to rounding
                 residual[candidates] = 0.0
                 kept, kept_rows = kept[:0], kept_rows[:0]
@@ -197,22 +199,27 @@ def _largest(mass: np.ndarray, b: int) -> tuple[np.ndarray, float]:
     return np.sort(np.concatenate([above, tied])), float(top[b])
 
 
-def _certified_greedy(block: np.ndarray, w: np.ndarray, tau: float, most: int) -> np.ndarray:
+def _certified_greedy(block: np.ndarray, w: np.ndarray, tau: float, most: int,
+                      floor: float = 0.0) -> np.ndarray:
     r"""Positions in ``block`` of the next pivots of greedy pivoting, as far as they are certain.
 
     ``block`` is the residual kernel among b candidate rows (sorted by index), ``w`` their weights,
     ``tau`` the largest weighted residual of every other row. Pivoting on the block greedily updates
     the candidates' residuals exactly; the other rows' residuals only fall, so a candidate whose
     updated :math:`w_i r_i` still exceeds ``tau`` is the global argmax. The first pivot always is
-    (the candidates are the b largest). Stops at the first candidate that is not certain, or after
-    ``most`` pivots; O(b^2) a pivot, on top of the b residual rows.
+    (the candidates are the b largest). Stops at the first candidate that is not certain, at a
+    residual at most ``floor`` (rounding: the factor is then the kernel's to working precision and
+    a further pivot would add a column of noise), or after ``most`` pivots; O(b^2) a pivot, on top of
+    the b residual rows. Ties go to the lowest index where they are exact in floating point; two
+    copies of one row may differ by rounding in the two residuals compared (the maintained one that
+    chose the candidates and the block's), and then either copy can come first.
     """
     S = block.copy()
     d = np.diag(S).copy()
     free = np.ones(d.size, dtype=bool)
     chosen: list[int] = []
     while len(chosen) < most:
-        score = np.where(free & (d > 0), w * d, -np.inf)
+        score = np.where(free & (d > floor) & (w > 0), w * d, -np.inf)
         j = int(np.argmax(score))  # ties to the lowest index, as the candidates are sorted
         if score[j] == -np.inf or (chosen and not score[j] > tau):
             break

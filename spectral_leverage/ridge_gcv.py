@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import eigh
 
+from ._blocks import DEFAULT_MEMORY_BUDGET, row_chunks
+
 __all__ = ["centred_system", "degrees_of_freedom", "factor_gcv", "gcv_error"]
 
 
@@ -65,7 +67,7 @@ def gcv_error(evals: np.ndarray, z: np.ndarray, yy: float, total: float, n_rows:
 
 
 def factor_gcv(factor_t: np.ndarray, Y: np.ndarray, reg: float, weights: np.ndarray | None = None,
-               fit_intercept: bool = True) -> float:
+               fit_intercept: bool = True, memory_budget: float = DEFAULT_MEMORY_BUDGET) -> float:
     r"""GCV error of Nyström KRR at λ = ``reg`` on the pivots of a pivoted Cholesky factor.
 
     Parameters
@@ -77,8 +79,10 @@ def factor_gcv(factor_t: np.ndarray, Y: np.ndarray, reg: float, weights: np.ndar
     reg : float
         :math:`\lambda > 0`.
     weights : ndarray of shape (n,) or None
-        Non-negative row weights.
+        Non-negative row weights (a zero weight is a dropped row).
     fit_intercept : bool, default=True
+    memory_budget : float, default=1 GiB
+        Bytes of the weighted column blocks of :math:`F^\top` (without weights, none).
 
     Returns
     -------
@@ -98,9 +102,17 @@ def factor_gcv(factor_t: np.ndarray, Y: np.ndarray, reg: float, weights: np.ndar
     """
     Y = Y.reshape(Y.shape[0], -1)
     w = np.ones(Y.shape[0]) if weights is None else weights
-    weighted = factor_t if weights is None else factor_t * w
-    sums = (weighted @ factor_t.T, weighted @ Y, weighted.sum(axis=1), w @ Y, float(w.sum()))
-    H, c, _, y_mean, total = centred_system(sums, fit_intercept)
+    if weights is None:
+        gram, cross, sums = factor_t @ factor_t.T, factor_t @ Y, factor_t.sum(axis=1)
+    else:
+        k = factor_t.shape[0]
+        gram, cross, sums = np.zeros((k, k)), np.zeros((k, Y.shape[1])), np.zeros(k)
+        for cols in row_chunks(Y.shape[0], 8.0 * k, memory_budget):
+            weighted = factor_t[:, cols] * w[cols]
+            gram += weighted @ factor_t[:, cols].T
+            cross += weighted @ Y[cols]
+            sums += weighted.sum(axis=1)
+    H, c, _, y_mean, total = centred_system((gram, cross, sums, w @ Y, float(w.sum())), fit_intercept)
     evals, V = eigh(H, check_finite=False)
     evals = np.maximum(evals, 0.0)
     yy = float(np.sum(w[:, None] * (Y - y_mean) ** 2))

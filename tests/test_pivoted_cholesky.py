@@ -82,6 +82,24 @@ def test_greedy_ties_go_to_the_lowest_index_as_one_at_a_time():
     assert found.tolist() == greedy_reference(kernel(X), 80)
 
 
+def test_greedy_on_copies_of_rows_takes_the_reference_points_and_stops_at_the_rank():
+    """Copies of a row tie up to rounding: either copy may come first, but the points are the
+    reference's; asked for more pivots than distinct rows, it stops there instead of adding
+    columns of rounding noise (one-at-a-time pivoting returned repeats there)."""
+    kernel = Matern(1.0, nu=1.5)
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        base = rng.standard_t(2, size=(91, 1))
+        X = np.vstack([base, base[:40]])
+        found, _ = rp_cholesky(X, kernel, 14, rng, greedy=True)
+        np.testing.assert_array_equal(X[found], X[greedy_reference(kernel(X), 14)])
+    base = np.random.default_rng(0).uniform(size=(30, 2))
+    X = np.vstack([base, base, base])
+    found, F = rp_cholesky(X, Matern(0.3, nu=1.5), 60, np.random.default_rng(0), greedy=True)
+    assert len(found) == len(np.unique(X[found], axis=0)) == F.shape[1] == 30
+    np.testing.assert_allclose(F @ F.T, Matern(0.3, nu=1.5)(X), atol=1e-10)
+
+
 def test_weights_steer_greedy_and_random_pivots():
     X = np.random.default_rng(3).uniform(size=(200, 2))
     kernel = RBF(0.3)

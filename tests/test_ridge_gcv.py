@@ -40,3 +40,19 @@ def test_factor_gcv_prefers_the_factor_that_holds_the_signal():
     _, good = rp_cholesky(X, KERNEL, 40, np.random.default_rng(0))
     _, poor = rp_cholesky(X[:, ::-1] * [1.0, 0.0], KERNEL, 40, np.random.default_rng(0))  # x2 only
     assert factor_gcv(good.T, Y[:, 0], 1e-4) < 0.5 * factor_gcv(poor.T, Y[:, 0], 1e-4)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_zero_weights_are_dropped_rows(fit_intercept):
+    X, Y, w = _problem(1, True)
+    w[::3] = 0.0
+    keep = w > 0
+    pivots, F = rp_cholesky(X, KERNEL, 30, np.random.default_rng(0))
+    centres = X[np.sort(pivots)]
+    dropped = nystrom_path(X[keep], Y[keep], KERNEL, centres, np.array([1e-4]), weights=w[keep],
+                           fit_intercept=fit_intercept)["error"][0]
+    zero = nystrom_path(X, Y, KERNEL, centres, np.array([1e-4]), weights=w,
+                        fit_intercept=fit_intercept)["error"][0]
+    assert zero == pytest.approx(dropped, rel=1e-8)
+    ours = factor_gcv(F.T, Y[:, 0], 1e-4, w, fit_intercept, memory_budget=8 * 30 * 50)  # 50-row blocks
+    assert ours == pytest.approx(dropped, rel=1e-8)

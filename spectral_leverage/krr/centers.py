@@ -98,19 +98,22 @@ def _draws(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float,
 
 
 def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
-                   sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+                   sample_weight: np.ndarray | None = None, y: np.ndarray | None = None,
+                   fit_intercept: bool = True) -> tuple[np.ndarray, int]:
     """(unique sorted centre indices, number of draws): :func:`auto_centers` for ``"auto"``, then
     :func:`draw_centers` (a selector's centres that are not rows, k-means', become the nearest
-    rows)."""
+    rows; one that reads the target is given ``y`` and ``fit_intercept``)."""
     n_centers, sampler, share, replace = _draws(X, n_centers, sampler, kernel=kernel, reg=reg,
                                                 memory_budget=memory_budget, rng=rng)
     idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=reg, rng=rng, replace=replace,
-                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share)
+                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share,
+                       y=y, fit_intercept=fit_intercept)
     return idx, min(n_centers, X.shape[0])
 
 
 def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
-                   sample_weight: np.ndarray | None = None, y: np.ndarray | None = None):
+                   sample_weight: np.ndarray | None = None, y: np.ndarray | None = None,
+                   fit_intercept: bool = True):
     """(centres (m, d), their unique sorted row indices or None, number of draws).
 
     As :func:`choose_centers`, except that a selector whose centres are not rows (``"kmeans"``,
@@ -118,17 +121,19 @@ def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
     for the indices. With ``sample_weight`` k-means weights the rows (and ``"adaptive-cholesky"``
     its pilots' errors); the other selectors choose among the rows of positive weight whatever
     their weight. A selector that reads the target (``"adaptive-cholesky"``) is fitted on X and
-    ``y``."""
+    ``y``, with the estimator's ``fit_intercept`` when built by name."""
     n_centers, sampler, share, replace = _draws(X, n_centers, sampler, kernel=kernel, reg=reg,
                                                 memory_budget=memory_budget, rng=rng)
     if n_centers < X.shape[0] and _is_selector(sampler):
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
-        obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget, y=y)
+        obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget, y=y,
+                              fit_intercept=fit_intercept)
         centers, idx = obj.select(n_centers, random_state=rng, sample_weight=sample_weight)
         return centers, idx, n_centers
     idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=reg, rng=rng, replace=replace,
-                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share)
+                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share,
+                       y=y, fit_intercept=fit_intercept)
     (centers,) = backend_for(X).compute(X[idx])
     return centers, idx, min(n_centers, X.shape[0])
 
@@ -138,14 +143,18 @@ def _is_selector(sampler) -> bool:
     return cls is not None and issubclass(cls, CenterSelector)
 
 
-def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_BUDGET, y=None):
+def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_BUDGET, y=None,
+                    fit_intercept: bool = True):
     """The sampler built by name (seeded from rng) or given, fitted on X unless it already is; one
-    that reads the target is fitted on X and ``y`` whenever ``y`` is given (a clone, if given)."""
+    that reads the target is fitted on X and ``y`` whenever ``y`` is given (a clone, if given; built
+    by name, with ``fit_intercept``)."""
     seed = int(rng.integers(2**31 - 1))
     obj = make_sampler(sampler, kernel=kernel, reg=reg, random_state=seed,
                        memory_budget=memory_budget)
     if y is not None and getattr(obj, "_uses_target", False):
-        return (obj if isinstance(sampler, str) else clone(obj)).fit(X, y)
+        if isinstance(sampler, str):
+            return obj.set_params(fit_intercept=fit_intercept).fit(X, y)
+        return clone(obj).fit(X, y)
     probabilities = getattr(obj, "probabilities_", None)
     fitted = (
         probabilities is not None
@@ -161,7 +170,8 @@ def _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget=DEFAULT_MEMORY_B
 
 def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: str = "n_centers",
                  sample_weight: np.ndarray | None = None, replace: bool = True,
-                 memory_budget: float = DEFAULT_MEMORY_BUDGET, uniform_share: float = 0.0) -> np.ndarray:
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET, uniform_share: float = 0.0,
+                 y: np.ndarray | None = None, fit_intercept: bool = True) -> np.ndarray:
     r"""Unique sorted indices of leverage-sampled centres of the validated X (NumPy or Dask; all
     rows when n_centers >= n): ``n_centers`` draws, de-duplicated, or with ``replace=False``
     exactly ``n_centers`` distinct rows (each draw among the rows not yet drawn, in proportion to
@@ -177,7 +187,8 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     With ``uniform_share`` :math:`u > 0` the score :math:`s_i` becomes
     :math:`(1-u)\,s_i + u\,\bar s` (:math:`\bar s` the mean score): the probabilities are
     :math:`(1-u)\,p_i + u/n`. A sampler given by name bounds its temporaries by ``memory_budget``
-    bytes."""
+    bytes. A selector that reads the target (``"adaptive-cholesky"``) is fitted on X and ``y`` when
+    ``y`` is given (its GCV with ``fit_intercept``)."""
     n = X.shape[0]
     if n_centers >= n:
         if n_centers > n:
@@ -191,7 +202,7 @@ def draw_centers(X, n_centers: int, sampler, *, kernel, reg: float, rng, name: s
     if not (sampler == "spectral" if isinstance(sampler, str) else isinstance(sampler, SpectralLeverage)):
         backend_for(X).require_in_memory(f"sampler={sampler!r}",
                                          "use sampler='spectral' or a SpectralLeverage")
-    obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget)
+    obj = _fitted_sampler(X, sampler, kernel, reg, rng, memory_budget, y=y, fit_intercept=fit_intercept)
     if isinstance(obj, CenterSelector) or (sample_weight is None and not uniform_share):
         return np.unique(np.asarray(obj.sample(n_centers, replace=replace, random_state=rng),
                                     dtype=np.intp))

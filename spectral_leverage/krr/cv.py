@@ -240,8 +240,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         """The criterion at every λ for one ℓ, on centres drawn at ``reg``."""
         kern = _with_length_scale(kernel, float(ell))
         idx, _ = choose_centers(X, self.n_centers, self.sampler, kernel=kern, reg=reg,
-                                memory_budget=self.memory_budget, sample_weight=weights,
-                                rng=np.random.default_rng(seed))
+                                memory_budget=self.memory_budget, sample_weight=weights, y=Y,
+                                fit_intercept=self.fit_intercept, rng=np.random.default_rng(seed))
         error, df = self._score(X, Y, weights, kern, X[idx], regs, splits)
         folds = None if splits is None else error
         return dict(error=error if splits is None else error.mean(axis=0), folds=folds, df=df,

@@ -227,6 +227,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         centers, idx, n_draws = select_centers(X, self.n_centers, self.sampler, kernel=kernel,
                                                reg=reg, memory_budget=self.memory_budget,
                                                sample_weight=weights, y=Y,
+                                               fit_intercept=self.fit_intercept,
                                                rng=check_random_state(self.random_state))
         m = centers.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,

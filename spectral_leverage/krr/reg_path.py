@@ -119,7 +119,7 @@ def nystrom_path(X, Y, kernel, centers, regs, *, weights=None, fit_intercept: bo
     w = np.ones(X.shape[0]) if weights is None else weights
     if criterion == "gcv":
         yy = float(np.sum(w[:, None] * (Y - system["y_mean"]) ** 2))
-        out["error"] = gcv_error(evals, z, yy, system["total"], X.shape[0], regs, out["df"])
+        out["error"] = gcv_error(evals, z, yy, system["total"], np.count_nonzero(w), regs, out["df"])
     elif criterion == "loo":
         out["error"] = _held_out(X, Y, weights, shared, system, regs, memory_budget, True) / (
             system["total"] * t)

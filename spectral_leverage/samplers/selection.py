@@ -31,7 +31,10 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
+    DEFAULT_REG,
+    POSITIVE,
     check_random_state,
     check_samples,
     validate_params,
@@ -238,7 +241,9 @@ class AdaptiveCholesky(_CholeskySelector):
     kernel : sklearn kernel or None, default=None
         None is ``Matern(length_scale=1.0, nu=1.5)``.
     reg : float, default=1e-3
-        :math:`\lambda` of the scoring (that of the estimator it serves).
+        :math:`\lambda > 0` of the scoring (that of the estimator it serves).
+    fit_intercept : bool, default=True
+        Whether the scored Nyström KRR has an unpenalised intercept (``NystromKRR`` sets its own).
     memory_budget : int, default=1 GiB
         Bytes of the selection's temporaries: each factor is kept within half of it by choosing
         among a uniform subsample of rows (:func:`factor_rows`), the same for both.
@@ -265,6 +270,16 @@ class AdaptiveCholesky(_CholeskySelector):
     """
 
     _uses_target: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict] = {
+        **CenterSelector._parameter_constraints,
+        "reg": POSITIVE,
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, kernel=None, reg=DEFAULT_REG, *, fit_intercept: bool = True,
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None):
+        super().__init__(kernel, reg, memory_budget=memory_budget, random_state=random_state)
+        self.fit_intercept = fit_intercept
 
     def fit(self, X, y=None) -> AdaptiveCholesky:
         """Keep X and y (references) for the selection; uniform ``scores_``.
@@ -293,6 +308,8 @@ class AdaptiveCholesky(_CholeskySelector):
         pivots = {}
         for name, greedy in (("greedy", True), ("random", False)):
             pivots[name], F = self._pivots(X[rows], m, rng, greedy, factor=True)
-            self.gcv_errors_[name] = factor_gcv(F.T, self._y[rows], self.reg, w)
+            self.gcv_errors_[name] = factor_gcv(F.T, self._y[rows], self.reg, w, self.fit_intercept,
+                                                memory_budget=self.memory_budget / 4)
+            del F  # one factor at a time within the budget
         self.pivoting_ = min(self.gcv_errors_, key=self.gcv_errors_.get)
         return rows[pivots[self.pivoting_]]

@@ -156,3 +156,26 @@ def test_adaptive_cholesky_without_a_target_is_greedy():
         AdaptiveCholesky(kernel, reg).fit(X, y[:-1])
     with pytest.raises(ValueError, match="NaN"):
         AdaptiveCholesky(kernel, reg).fit(X, np.full(X.shape[0], np.nan))
+
+
+def test_adaptive_cholesky_scores_the_model_it_serves():
+    """Its GCV errors are those of Nyström KRR with or without an intercept on each pivoting's
+    centres; NystromKRRCV's centre choice (``choose_centers``) gives it y as NystromKRR does."""
+    from spectral_leverage.krr.centers import choose_centers
+    from spectral_leverage.krr.reg_path import nystrom_path
+
+    X, y, *_, kernel, reg = _designs("outliers")
+    for fit_intercept in (True, False):
+        chosen = AdaptiveCholesky(kernel, reg, fit_intercept=fit_intercept).fit(X, y)
+        chosen.select(40, random_state=0)
+        for name, selector in (("greedy", GreedyCholesky), ("random", RPCholeskyCenters)):
+            idx = selector(kernel).fit(X).sample(40, random_state=0)
+            path = nystrom_path(X, y[:, None], kernel, X[idx], np.array([reg]),
+                                fit_intercept=fit_intercept)
+            assert chosen.gcv_errors_[name] == pytest.approx(path["error"][0], rel=1e-8)
+    model = NystromKRR(kernel, reg, 40, sampler="adaptive-cholesky", random_state=0).fit(X, y)
+    idx, _ = choose_centers(X, 40, "adaptive-cholesky", kernel=kernel, reg=reg, memory_budget=2**30,
+                            rng=np.random.default_rng(0), y=y[:, None])
+    np.testing.assert_array_equal(idx, model.center_indices_)
+    with pytest.raises(ValueError, match="reg"):
+        AdaptiveCholesky(kernel, None).fit(X, y)
