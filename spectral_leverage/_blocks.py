@@ -249,7 +249,9 @@ def _set_blas(n: int | None) -> None:
     under ``_BLAS_LOCK``, from any thread: threadpoolctl lets only one thread at a time set a
     process-wide pool (the first that sets, until it lets go, as ``threadpool_limits`` does on exit),
     so each call lets go again; otherwise the first thread to open a block kept that right, and a
-    block opened later in another thread (a Dask task) changed nothing."""
+    block opened later in another thread (a Dask task) changed nothing. Letting go also ends a
+    ``threadpool_limits`` of the caller's own thread holding it; its restore on exit still works
+    (it takes the right back) unless another thread has taken it meanwhile."""
     for lib, before in zip(_blas_libraries(), _BLAS_BEFORE, strict=True):
         lib.set_num_threads(before if n is None else min(n, before))
         release = getattr(lib, "clear_controlling_thread", None)  # threadpoolctl >= 3.8
