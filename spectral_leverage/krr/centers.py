@@ -119,8 +119,8 @@ def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: 
     As :func:`choose_centers`, except that a selector whose centres are not rows (``"kmeans"``,
     :class:`~spectral_leverage.samplers.CenterSelector`) gives its points themselves, with None
     for the indices. With ``sample_weight`` k-means weights the rows (and ``"adaptive-cholesky"``
-    its pilots' errors); the other selectors choose among the rows of positive weight whatever
-    their weight. A selector that reads the target (``"adaptive-cholesky"``) is fitted on X and
+    its GCV errors); the other selectors choose among the rows of positive weight whatever their
+    weight. A selector that reads the target (``"adaptive-cholesky"``) is fitted on X and
     ``y``, with the estimator's ``fit_intercept`` when built by name."""
     n_centers, sampler, share, replace = _draws(X, n_centers, sampler, kernel=kernel, reg=reg,
                                                 memory_budget=memory_budget, rng=rng)

@@ -169,17 +169,17 @@ class _CholeskySelector(CenterSelector):
 
     def _select(self, X, m, rng, sample_weight):
         rows = self._factor_rows(X.shape[0], m, rng)
-        return rows[self._pivots(X[rows], m, rng, self._greedy)]
+        return rows[self._pivots(X[rows], m, rng, self._greedy)[0]]
 
     def _factor_rows(self, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
         """All n rows, or a uniform subsample of :func:`factor_rows` rows (sorted)."""
         n_rows = factor_rows(n, m, self.memory_budget)
         return np.sort(rng.choice(n, size=n_rows, replace=False)) if n_rows < n else np.arange(n)
 
-    def _pivots(self, X, m, rng, greedy: bool, factor: bool = False):
-        pivots, F = rp_cholesky(X, resolve_kernel(self.kernel), m, rng, greedy=greedy,
-                                memory_budget=self.memory_budget / 2)
-        return (pivots, F) if factor else pivots
+    def _pivots(self, X, m, rng, greedy: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(pivots, factor) of :func:`~spectral_leverage.pivoted_cholesky.rp_cholesky` on X."""
+        return rp_cholesky(X, resolve_kernel(self.kernel), m, rng, greedy=greedy,
+                           memory_budget=self.memory_budget / 2)
 
 
 class GreedyCholesky(_CholeskySelector):
@@ -303,11 +303,11 @@ class AdaptiveCholesky(_CholeskySelector):
         self.gcv_errors_ = {}
         if self._y is None or m >= rows.size:
             self.pivoting_ = "greedy"
-            return rows[self._pivots(X[rows], m, rng, True)]
+            return rows[self._pivots(X[rows], m, rng, True)[0]]
         w = None if sample_weight is None else sample_weight[rows]
         pivots = {}
         for name, greedy in (("greedy", True), ("random", False)):
-            pivots[name], F = self._pivots(X[rows], m, rng, greedy, factor=True)
+            pivots[name], F = self._pivots(X[rows], m, rng, greedy)
             self.gcv_errors_[name] = factor_gcv(F.T, self._y[rows], self.reg, w, self.fit_intercept,
                                                 memory_budget=self.memory_budget / 4)
             del F  # one factor at a time within the budget
