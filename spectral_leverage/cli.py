@@ -14,7 +14,10 @@ Sub-commands
 
 DATA and OUT are tables (:mod:`spectral_leverage.io`): CSV, TSV or text (compressed or not),
 Parquet or .npy by extension, ``-`` for standard input or output. Errors in the input or the
-options end the command with exit code 2 and a one-line message on stderr.
+options end the command with exit code 2 and a one-line message on stderr, before any data are
+read where they can be. An output file is written whole or not at all: a write that fails (a full
+disk) is a one-line message and exit code 1, Ctrl-C is exit code 130, and either leaves a previous
+output as it was.
 """
 
 from __future__ import annotations
