@@ -14,13 +14,17 @@ Sub-commands
 
 DATA and OUT are tables (:mod:`spectral_leverage.io`): CSV, TSV or text (compressed or not),
 Parquet or .npy by extension, ``-`` for standard input or output. Errors in the input or the
-options end the command with exit code 2 and a one-line message on stderr.
+options end the command with exit code 2 and a one-line message on stderr, before any data are
+read where they can be. An output file is written whole or not at all: a write that fails (a full
+disk) is a one-line message and exit code 1, Ctrl-C is exit code 130, and either leaves a previous
+output as it was.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import time
@@ -34,7 +38,16 @@ from sklearn.linear_model import LinearRegression
 
 from ._validation import warn_constant_features
 from .datasets import make_bimodal
-from .io import FORMATS, InputError, check_writable, is_standard_output, read_table, write_table
+from .io import (
+    FORMATS,
+    InputError,
+    OutputError,
+    check_delimiter,
+    check_writable,
+    is_standard_output,
+    read_table,
+    write_table,
+)
 from .metrics import score_accuracy
 from .samplers import SAMPLERS, make_sampler
 from .samplers.exact import exact_leverage
@@ -60,18 +73,39 @@ examples:
 """
 
 
+#: the library's own warning of constant columns, which the command gives with the columns' numbers
+CONSTANT_FEATURES = r"features \[.*\] are constant"
+
+
+def _positive(option: str, value: float | None) -> None:
+    """``InputError`` unless ``value`` (of ``option``) is None or a finite number > 0."""
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise InputError(f"{option} must be a finite number > 0, got {value}")
+
+
 def _kernel(args: argparse.Namespace):
-    if args.length_scale <= 0:
-        raise InputError(f"--length-scale must be > 0, got {args.length_scale}")
+    _positive("--length-scale", args.length_scale)
+    _positive("--nu", args.nu)
     if args.kernel == "rbf":
         return RBF(length_scale=args.length_scale)
-    if args.nu <= 0:
-        raise InputError(f"--nu must be > 0, got {args.nu}")
     return Matern(length_scale=args.length_scale, nu=args.nu)
 
 
-def _load(args: argparse.Namespace) -> np.ndarray:
+def _check_options(args: argparse.Namespace) -> None:
+    """Every option of ``scores`` and ``sample``, and the output path, checked before any data are
+    read (only -m against the number of rows waits for them)."""
+    _positive("--reg", args.reg)
+    _kernel(args)
+    args.delimiter = check_delimiter(args.delimiter)
+    if getattr(args, "m", 1) < 1:
+        raise InputError(f"-m must be at least 1, got {args.m}")
+    if args.seed < 0:
+        raise InputError(f"--seed must be >= 0, got {args.seed}")
     check_writable(args.output)
+
+
+def _load(args: argparse.Namespace) -> np.ndarray:
+    _check_options(args)
     X = read_table(args.data, drop_target=args.drop_target, header=args.header,
                    delimiter=args.delimiter)
     if X.shape[0] < 2:
@@ -119,14 +153,15 @@ def _report(args: argparse.Namespace, message: str) -> None:
 
 
 def _fitted_sampler(args: argparse.Namespace, X: np.ndarray):
-    """The chosen method fitted on X; every option is checked before any work starts."""
-    if not args.reg > 0:
-        raise InputError(f"--reg must be > 0, got {args.reg}")
+    """The chosen method fitted on X (the options were checked by :func:`_load`); the library's
+    warning of constant columns is left out, :func:`_load` gave it with the columns' numbers."""
     sampler = make_sampler(args.method, kernel=_kernel(args), reg=args.reg, random_state=args.seed)
     if "verbose" in sampler.get_params():
         sampler.set_params(verbose=_progress(args))
     start = time.perf_counter()
-    sampler.fit(X)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", CONSTANT_FEATURES, UserWarning)
+        sampler.fit(X)
     logging.getLogger(__name__).info("%s scores for %d rows in %.2f s", args.method, X.shape[0],
                                      time.perf_counter() - start)
     return sampler
@@ -143,8 +178,8 @@ def _scores(args: argparse.Namespace) -> int:
 
 def _sample(args: argparse.Namespace) -> int:
     X = _load(args)
-    if not 1 <= args.m <= X.shape[0]:
-        raise InputError(f"-m must be between 1 and the {X.shape[0]} rows of {args.data}, got {args.m}")
+    if args.m > X.shape[0]:
+        raise InputError(f"-m must be at most the {X.shape[0]} rows of {args.data}, got {args.m}")
     sampler = _fitted_sampler(args, X)
     indices = np.sort(sampler.sample(args.m, replace=False, random_state=args.seed))
     if Path(args.output).suffix == ".npy":
@@ -184,11 +219,8 @@ def _validate(args: argparse.Namespace) -> int:
 
     from .validation import run_validation
 
-    if not args.nu > 0:
-        raise InputError(f"--nu must be > 0, got {args.nu}")
-    for option, value in (("--length-scale", args.length_scale), ("--reg", args.reg)):
-        if value is not None and not value > 0:
-            raise InputError(f"{option} must be > 0, got {value}")
+    for option, value in (("--nu", args.nu), ("--length-scale", args.length_scale), ("--reg", args.reg)):
+        _positive(option, value)
     if args.blas_threads < 0:
         raise InputError(f"--blas-threads must be >= 0, got {args.blas_threads}")
     out = Path(args.out)
@@ -291,10 +323,20 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: a partly written output was removed on the way here
+        print(f"spectral-leverage {args.command}: interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT, as the shell reports it
+    except OutputError as err:  # the work was done but could not be written: not a usage error
+        _error(args, err.strerror)
+        return 1
     except (InputError, ValueError, TypeError) as err:
-        message = " ".join(str(err).split())
-        print(f"spectral-leverage {args.command}: error: {message}", file=sys.stderr)
+        _error(args, str(err))
         return 2
+
+
+def _error(args: argparse.Namespace, message: str) -> None:
+    """``message`` on stderr in one line, after the command's name."""
+    print(f"spectral-leverage {args.command}: error: {' '.join(message.split())}", file=sys.stderr)
 
 
 if __name__ == "__main__":

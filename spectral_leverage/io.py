@@ -7,19 +7,32 @@ guessed. A header row is detected (the first row is a header unless every field 
 number) or stated. Problems with a file are an :class:`InputError` whose one-line message names
 the file, the line and the column.
 
-Delimited text is parsed by pandas' C reader, for speed on large files.
+Delimited text is parsed by pandas' C reader, for speed on large files. Files are written
+whole or not at all: to a temporary file beside the target, renamed over it once complete, so an
+interruption or a full disk leaves a previous output as it was (an :class:`OutputError`).
 """
 
 from __future__ import annotations
 
+import bz2
+import contextlib
+import csv
+import errno
+import gzip
 import io
+import lzma
+import os
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO, NoReturn
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["FORMATS", "InputError", "check_writable", "is_standard_output", "read_table", "write_table"]
+__all__ = ["FORMATS", "InputError", "OutputError", "check_delimiter", "check_writable", "is_standard_output",
+           "read_table", "write_table"]
 
 #: file formats by extension, each optionally followed by a compression extension
 FORMATS = (".csv", ".tsv", ".txt", ".npy", ".parquet")
@@ -29,6 +42,12 @@ _COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
 class InputError(ValueError):
     """A problem with the user's files or options: the command line reports it in one line and
     exits with code 2."""
+
+
+class OutputError(OSError):
+    """A table that could not be written once the work was done (a full disk, a file-size limit):
+    the target is left as it was, and the command line reports it in one line and exits with
+    code 1."""
 
 
 #: names of the standard streams, read and written as ``-``
@@ -99,11 +118,13 @@ def read_table(path: str, *, drop_target: bool = False, header: bool | None = No
     Raises
     ------
     InputError
-        A missing or unreadable file, an unknown format, a non-numeric or missing value, a row of
-        the wrong length, or a NaN or infinite value: one line naming the place.
+        A missing or unreadable file, an unknown format, binary data or text that is not UTF-8 in
+        a text format, a delimiter pandas cannot split on, a non-numeric or missing value, a row
+        of the wrong length, or a NaN or infinite value: one line naming the place.
     """
     path = _stream(path)
-    fmt, _ = _format(path)
+    fmt, compression = _format(path)
+    delimiter = check_delimiter(delimiter)
     if path != "-" and not Path(path).is_file():
         raise InputError(f"no such file: {path}")
     if fmt == ".npy":
@@ -112,7 +133,8 @@ def read_table(path: str, *, drop_target: bool = False, header: bool | None = No
         X, names = _numeric(pd.read_parquet(path, engine=_parquet_engine()), path, first_line=None)
     else:
         source = io.BytesIO(sys.stdin.buffer.read()) if path == "-" else path
-        X, names = _read_text(source, path, delimiter or ("\t" if fmt == ".tsv" else ","), header)
+        X, names = _read_text(source, path, delimiter or ("\t" if fmt == ".tsv" else ","), header,
+                              compression)
     if drop_target:
         if X.shape[1] < 2:
             raise InputError(f"{path}: --drop-target needs at least two columns")
@@ -133,31 +155,154 @@ def _read_npy(path: str) -> tuple[np.ndarray, list[str]]:
     return X, names
 
 
-def _read_text(source, path: str, delimiter: str, header: bool | None) -> tuple[np.ndarray, list[str]]:
-    """Delimited text through pandas' C reader; the header row detected unless ``header`` says."""
+def check_delimiter(delimiter: str | None) -> str | None:
+    """``delimiter`` if pandas' C reader can split fields on it (one character, not a line break or
+    the quote character; ``\\t`` typed literally is a tab), else ``InputError``; None stays None.
+
+    Parameters
+    ----------
+    delimiter : str or None
+        The field delimiter asked for.
+
+    Returns
+    -------
+    str or None
+    """
+    if delimiter is None:
+        return None
+    if delimiter == "\\t":
+        return "\t"
+    if len(delimiter) != 1 or delimiter in "\r\n\"":
+        raise InputError(f"--delimiter must be one character other than a line break or a double quote, "
+                         f"got {delimiter!r} (for a tab: --delimiter $'\\t' or '\\t')")
+    return delimiter
+
+
+#: the first bytes of files that are not text, and the extension that reads each
+_MAGIC = ((b"\x1f\x8b", "a gzip-compressed file", ".gz"), (b"BZh", "a bzip2-compressed file", ".bz2"),
+          (b"\xfd7zXZ\x00", "an xz-compressed file", ".xz"),
+          (b"\x28\xb5\x2f\xfd", "a zstd-compressed file", ".zst"),
+          (b"PAR1", "a Parquet file", ".parquet"), (b"\x93NUMPY", "an .npy array", ".npy"),
+          (b"PK\x03\x04", "a zip archive", None))
+
+
+@contextlib.contextmanager
+def _open_bytes(source, path: str, compression: str | None) -> Iterator[BinaryIO]:
+    """The bytes of a text table, decompressed: ``source`` is a file name or an in-memory buffer
+    (standard input), left open and rewound."""
+    if not isinstance(source, str):
+        source.seek(0)
+        yield source
+        source.seek(0)
+        return
+    if compression == ".zst":
+        try:
+            import zstandard
+        except ImportError:
+            raise InputError(f"{path}: reading .zst needs zstandard: pip install zstandard") from None
+        with open(source, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
+            yield stream
+        return
+    opener = {None: open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[compression]
+    with opener(source, "rb") as stream:
+        yield stream
+
+
+def _check_text(source, path: str, compression: str | None) -> None:
+    """``InputError`` for a text table whose first 64 KiB are binary (a NUL byte, or bytes that
+    are not UTF-8, named by the signature of a compressed or binary format where there is one)
+    or not valid UTF-8."""
+    try:
+        with _open_bytes(source, path, compression) as stream:
+            head = stream.read(1 << 16)
+    except (OSError, EOFError) as err:  # a corrupt .gz, .bz2, .xz
+        raise InputError(f"{path} is not readable {compression[1:] + '-compressed ' if compression else ''}"
+                         f"text ({err})") from None
+    nul, bad = head.find(b"\0"), _utf8_error(head, final=len(head) < 1 << 16)
+    if nul < 0 and bad is None:
+        return
+    for magic, kind, extension in _MAGIC:
+        if head.startswith(magic):
+            fix = (f": name it with the {extension} extension" if extension and compression is None
+                   else "")
+            raise InputError(f"{path} is not delimited text: it looks like {kind}{fix}")
+    if nul >= 0:
+        raise InputError(f"{path} is not delimited text: a NUL byte at byte {nul} (binary data, or "
+                         "UTF-16 text: save it as UTF-8)")
+    _not_utf8(path, head, bad)
+
+
+def _utf8_error(data: bytes, final: bool) -> int | None:
+    """The offset of the first byte of ``data`` that is not UTF-8, or None; unless ``final``, a
+    character cut at the end is not an error."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if final or err.reason != "unexpected end of data":
+            return err.start
+    return None
+
+
+def _not_utf8(path: str, data: bytes, offset: int, base: int = 0, lines: int = 0) -> NoReturn:
+    """``InputError`` for the byte at ``offset`` of ``data``, which starts at byte ``base`` of the
+    file after ``lines`` line breaks."""
+    line = lines + data.count(b"\n", 0, offset) + 1
+    raise InputError(f"{path} is not UTF-8 text at byte {base + offset} (line {line}: "
+                     f"{data[offset:offset + 4]!r}): save it as UTF-8")
+
+
+def _locate_utf8_error(source, path: str, compression: str | None) -> NoReturn:
+    """Called when pandas met bytes that are not UTF-8: the offset and line of the first."""
+    base, lines, pending = 0, 0, b""
+    with _open_bytes(source, path, compression) as stream:
+        while True:
+            chunk = stream.read(1 << 20)
+            data = pending + chunk
+            bad = _utf8_error(data, final=not chunk)
+            if bad is not None:
+                _not_utf8(path, data, bad, base, lines)
+            if not chunk:
+                break
+            try:
+                data.decode("utf-8")
+                pending = b""
+            except UnicodeDecodeError as err:  # a character cut at the chunk's end
+                data, pending = data[:err.start], data[err.start:]
+            lines += data.count(b"\n")
+            base += len(data)
+    raise InputError(f"{path} is not UTF-8 text")
+
+
+def _read_text(source, path: str, delimiter: str, header: bool | None,
+               compression: str | None) -> tuple[np.ndarray, list[str]]:
+    """Delimited text through pandas' C reader; the header row detected unless ``header`` says.
+    Anything pandas cannot parse into finite numbers is located by :func:`_locate`."""
+    _check_text(source, path, compression)
     options = dict(sep=delimiter, compression="infer", skip_blank_lines=True, engine="c")
     try:
         first = pd.read_csv(source, header=None, nrows=1, dtype=str, keep_default_na=False, **options)
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{path} is empty: it needs at least one data row") from None
-    except (UnicodeDecodeError, OSError) as err:
-        raise InputError(f"{path} is not readable text ({err})") from None
-    if hasattr(source, "seek"):
-        source.seek(0)
-    numeric_first = all(_is_number(field) for field in first.iloc[0])
-    if header is None:
-        header = not numeric_first
-    elif header and numeric_first:
-        raise InputError(f"{path}: the first row holds only numbers, so it is data, not a header; "
-                         "read it with --no-header (header=False)")
-    try:
-        frame = pd.read_csv(source, header=0 if header else None, dtype=np.float64, **options)
-    except ValueError as err:  # a field that is not a number (or a row with too many fields)
         if hasattr(source, "seek"):
             source.seek(0)
-        frame = _read_or_locate(source, path, header, options, err)
-    if not isinstance(frame.index, pd.RangeIndex):  # pandas took a first row longer than the header
-        raise InputError(f"{path}, line 2: more fields than the header's {frame.shape[1]}")
+        numeric_first = all(_is_number(field) for field in first.iloc[0])
+        if header is None:
+            header = not numeric_first
+        elif header and numeric_first:
+            raise InputError(f"{path}: the first row holds only numbers, so it is data, not a header; "
+                             "read it with --no-header (header=False)")
+        frame = pd.read_csv(source, header=0 if header else None, dtype=np.float64, **options)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path} is empty: it needs at least one data row") from None
+    except UnicodeDecodeError:
+        _locate_utf8_error(source, path, compression)
+    except InputError:
+        raise
+    except ValueError as err:  # a field that is not a number, or a row with too many fields
+        _locate(source, path, delimiter, header, compression, str(err))
+    except OSError as err:
+        raise InputError(f"{path} is not readable text ({err})") from None
+    if (not isinstance(frame.index, pd.RangeIndex)  # a first row longer than the header
+            or not np.isfinite(frame.to_numpy()).all()):  # a missing or non-finite value, a short row
+        _locate(source, path, delimiter, header, compression, "")
     if frame.shape[0] == 0:
         raise InputError(f"{path} needs a header row and at least one data row" if header
                          else f"{path} has no data rows")
@@ -166,20 +311,43 @@ def _read_text(source, path: str, delimiter: str, header: bool | None) -> tuple[
     return _numeric(frame, path, first_line=2 if header else 1)
 
 
-def _read_or_locate(source, path: str, header: bool, options: dict, err: Exception) -> pd.DataFrame:
-    """Called when the float parse failed: the place of the first field that is not a number."""
-    try:
-        frame = pd.read_csv(source, header=0 if header else None, dtype=str, keep_default_na=False,
-                            **options)
-    except pd.errors.ParserError as parse:  # "Expected 2 fields in line 3, saw 3"
-        raise InputError(f"{path}: {' '.join(str(parse).split())}") from None
-    values = frame.to_numpy()
-    bad = np.argwhere(~np.vectorize(lambda f: f == "" or _is_number(f), otypes=[bool])(values))
-    if not bad.size:
-        raise InputError(f"{path}: {err}") from None
-    i, j = bad[0]
-    name = frame.columns[j] if header else f"column {j + 1}"
-    raise InputError(f"{path}, line {i + 1 + int(header)}, column '{name}': {values[i, j]!r} is not a number")
+def _locate(source, path: str, delimiter: str, header: bool, compression: str | None,
+            error: str) -> NoReturn:
+    """Called when pandas could not read finite numbers: the line (counted in the file, blank lines
+    included) and column of the first field that is not one, or of the first row with another
+    number of fields than the first row."""
+    with _open_bytes(source, path, compression) as stream:
+        text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        try:
+            reader = csv.reader(text, delimiter=delimiter)
+            names = None
+            for row in reader:
+                if not row:
+                    continue
+                if names is None:
+                    names = row if header else [f"column {j + 1}" for j in range(len(row))]
+                    first = "the header" if header else "the first row"
+                    if header:
+                        continue
+                if len(row) != len(names):
+                    raise InputError(f"{path}, line {reader.line_num}: {len(row)} field"
+                                     f"{'s' * (len(row) != 1)} where {first} has {len(names)} (a "
+                                     "ragged row: give every row the same number of fields)")
+                for name, field in zip(names, row, strict=True):
+                    _check_field(field, path, reader.line_num, name)
+        finally:
+            text.detach()
+    raise InputError(f"{path}: {' '.join(error.split()) or 'not a table of numbers'}")
+
+
+def _check_field(field: str, path: str, line: int, name: str) -> None:
+    where = f"{path}, line {line}, column '{name}'"
+    if not field.strip():
+        raise InputError(f"{where}: an empty field (a missing value; remove or impute it)")
+    if not _is_number(field):
+        raise InputError(f"{where}: {field!r} is not a number")
+    if not np.isfinite(float(field)):
+        raise InputError(f"{where}: {float(field)} (a missing, NaN or infinite value; remove or impute it)")
 
 
 def _numeric(frame: pd.DataFrame, path: str, first_line: int | None) -> tuple[np.ndarray, list[str]]:
@@ -203,27 +371,156 @@ def _check_finite(X: np.ndarray, names: list[str], path: str, first_line: int | 
 
 
 def check_writable(out: str) -> str:
-    """The format extension of ``out`` if a table can be written there (a known format, an existing
-    directory), else ``InputError``: for a command to check before its work rather than after."""
+    """The format extension of ``out`` if a table can be written there, else ``InputError``: for a
+    command to check before its work rather than after.
+
+    Writable means a known format, an existing folder in which a file can be created (a probe file
+    is created and removed), and no directory or read-only file of that name.
+
+    Parameters
+    ----------
+    out : str
+        The output path, or ``-`` or ``/dev/stdout`` for standard output.
+
+    Returns
+    -------
+    str
+        The format extension, one of :data:`FORMATS`.
+    """
     out = _stream(out)
     kind, _ = _format(out)
-    if out != "-" and not Path(out).parent.is_dir():
-        raise InputError(f"cannot write {out}: no such directory {Path(out).parent}")
+    if out == "-":
+        return kind
+    target, folder = _target(out)
+    if not folder.exists():
+        raise InputError(f"cannot write {out}: no such directory {folder}")
+    if not folder.is_dir():
+        raise InputError(f"cannot write {out}: {folder} is not a directory")
+    if target.is_dir():
+        raise InputError(f"cannot write {out}: it is a directory; name a file in it")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise InputError(f"cannot write {out}: the file is read-only; make it writable or name another")
+    try:
+        fd, probe = _temporary(target)
+    except OSError as err:
+        raise InputError(f"cannot write {out}: cannot create a file in {folder} ({err.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
     return kind
 
 
+def _target(out: str) -> tuple[Path, Path]:
+    """The file a write to ``out`` replaces (a symbolic link's target) and its folder."""
+    target = Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
+    return target, target.parent
+
+
+def _temporary(target: Path) -> tuple[int, str]:
+    """A new empty file beside ``target`` (descriptor and path), hidden, named after it."""
+    return tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=".tmp")
+
+
+def _umask() -> int:
+    """The process's umask, without changing it where Linux tells (``os.umask`` sets it)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status") as status:
+            return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: what an OS error during a write means for the user, by errno
+_WRITE_FIXES = {errno.ENOSPC: "free some space or write elsewhere",
+                errno.EDQUOT: "free some space or write elsewhere",
+                errno.EFBIG: "the file-size limit (ulimit -f) or the file system is too small for it"}
+
+
+def _write_atomically(out: str, write: Callable[[BinaryIO], None]) -> None:
+    """``write(file)`` into a temporary file beside ``out``, flushed to disk and renamed over
+    ``out``; on any exception (an interrupt too) the temporary file is removed and ``out`` left as
+    it was. The file keeps the mode of the one it replaces, or gets the usual one (0666 less the
+    umask)."""
+    target, folder = _target(out)
+    if target.exists() and not target.is_file():  # a named pipe or a device: written in place
+        with open(target, "wb") as file:
+            write(file)
+        return
+    mode = (target.stat().st_mode & 0o7777) if target.exists() else 0o666 & ~_umask()
+    fd, temporary = _temporary(target)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            os.fchmod(file.fileno(), mode)
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(err, OSError):
+            fix = _WRITE_FIXES.get(err.errno, "")
+            kept = f"{out} is unchanged" if target.exists() else f"{out} was not written"
+            raise OutputError(err.errno, f"cannot write {out}: {err.strerror or err}; {kept}"
+                                         f"{'; ' + fix if fix else ''}") from err
+        raise
+    with contextlib.suppress(OSError):  # the rename itself to disk
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+#: pandas' names of the compressions, by extension
+_PANDAS_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", None: None}
+
+
 def write_table(out: str, array: np.ndarray, header: list[str], fmt: str) -> None:
-    """Write ``array`` (1-D or 2-D) to ``out``, the format from its extension (see :data:`FORMATS`;
-    ``-`` is standard output): delimited text with a header row and ``fmt`` per value, an .npy
-    array, or Parquet with ``header`` as column names (``/dev/stdout`` is ``-`` too)."""
+    """Write ``array`` (1-D or 2-D) to ``out``, the format from its extension.
+
+    A file is written whole or not at all (see :func:`_write_atomically`); standard output is
+    streamed.
+
+    Parameters
+    ----------
+    out : str
+        The output path (the format from its extension, see :data:`FORMATS`), or ``-`` or
+        ``/dev/stdout`` for standard output (CSV).
+    array : ndarray of shape (n,) or (n, k)
+        The values; an .npy file holds ``array`` as it is.
+    header : list of str
+        The column names of delimited text and Parquet.
+    fmt : str
+        The format of each float value in delimited text, e.g. ``"%.10g"``.
+
+    Raises
+    ------
+    InputError
+        ``out`` cannot be written (see :func:`check_writable`).
+    OutputError
+        The write failed (a full disk, a file-size limit); a previous ``out`` is left as it was.
+    """
     kind, out = check_writable(out), _stream(out)
-    if kind == ".npy":
-        np.save(out, array)
-        return
+    _, compression = _format(out)
     table = array.reshape(array.shape[0], -1)
-    if kind == ".parquet":
-        pd.DataFrame(table, columns=header).to_parquet(out, index=False, engine=_parquet_engine())
-        return
-    frame = pd.DataFrame(table, columns=header)
-    frame.to_csv(sys.stdout if out == "-" else out, sep="\t" if kind == ".tsv" else ",", index=False,
-                 float_format=fmt if table.dtype.kind == "f" else None, compression="infer")
+    if kind == ".npy":
+        def write(file):
+            np.save(file, array)
+    elif kind == ".parquet":
+        engine = _parquet_engine()
+
+        def write(file):
+            pd.DataFrame(table, columns=header).to_parquet(file, index=False, engine=engine)
+    else:
+        def write(file):
+            pd.DataFrame(table, columns=header).to_csv(
+                file, sep="\t" if kind == ".tsv" else ",", index=False,
+                float_format=fmt if table.dtype.kind == "f" else None,
+                compression=_PANDAS_COMPRESSION[compression])
+    if out == "-":
+        sys.stdout.flush()
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    else:
+        _write_atomically(out, write)

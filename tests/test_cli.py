@@ -1,5 +1,9 @@
 """The spectral-leverage command, run as a user would (subprocess)."""
 
+import errno
+import os
+import resource
+import signal
 import subprocess
 import sys
 
@@ -99,7 +103,8 @@ def test_non_positive_reg(data_csv, tmp_path, reg):
 def test_ragged_rows_and_bad_m(data_csv, tmp_path):
     path = tmp_path / "ragged.csv"
     path.write_text("a,b\n1,2\n3\n")
-    one_line_error(run("scores", path, "--reg", "1", "-o", tmp_path / "o.csv"), "line 3")
+    one_line_error(run("scores", path, "--reg", "1", "-o", tmp_path / "o.csv"), "line 3",
+                   "1 field where the header has 2")
     one_line_error(run("sample", data_csv, "-m", "0", "--reg", "1", "-o", tmp_path / "i.txt"), "-m")
     one_line_error(run("sample", data_csv, "-m", "1000", "--reg", "1", "-o", tmp_path / "i.txt"), "1000")
 
@@ -248,3 +253,130 @@ def test_help_is_a_description_with_examples_and_every_option_explained():
         for action in sub._actions:
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"
         assert "`" not in sub.format_help()
+
+
+def previous_output(path):
+    """A complete output from an earlier run, to be kept by a failed one; its bytes."""
+    path.write_bytes(b"score,leverage,probability\n1,0.5,0.5\n1,0.5,0.5\n")
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_sigint_during_write_keeps_previous_output(data_csv, tmp_path, suffix):
+    out = tmp_path / f"out{suffix}"
+    before = previous_output(out)
+    # a real SIGINT, sent by the process to itself once half the table is written
+    code = ("import os, signal, time, pandas\n"
+            "def to_csv(self, file, **kwargs):\n"
+            "    file.write(b'score,leverage,probability\\n0.9')\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(5)\n"
+            "pandas.DataFrame.to_csv = to_csv\n"
+            "from spectral_leverage.cli import main\n"
+            f"raise SystemExit(main(['scores', {str(data_csv)!r}, '--reg', '1e-3', '-o', {str(out)!r}]))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 130
+    assert result.stderr.strip().splitlines()[-1] == "spectral-leverage scores: interrupted"
+    assert "Traceback" not in result.stderr
+    assert out.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["data.csv", out.name]  # no temporary file left
+
+
+def _limit_file_size():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_file_size_limit_keeps_previous_output(tmp_path, suffix):
+    X = np.random.default_rng(7).normal(size=(2000, 2))
+    data = tmp_path / "data.csv"
+    np.savetxt(data, X, delimiter=",")
+    out = tmp_path / f"out{suffix}"
+    before = previous_output(out)
+    result = subprocess.run([*COMMAND, "scores", str(data), "--reg", "1e-3", "-o", str(out), "--quiet"],
+                            capture_output=True, text=True, timeout=300, preexec_fn=_limit_file_size)
+    one_line_error(result, f"cannot write {out}", "File too large", "is unchanged", "ulimit -f")
+    assert result.returncode == 1
+    assert out.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["data.csv", out.name]
+
+
+def _run_main(monkeypatch, *args):
+    """The command in this process (so that a writer can be patched): exit code."""
+    import warnings
+
+    from spectral_leverage.cli import main
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # main replaces it
+    return main([*map(str, args)])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_full_disk_keeps_previous_output(data_csv, tmp_path, monkeypatch, capsys, suffix):
+    import pandas
+
+    out = tmp_path / f"out{suffix}"
+    before = previous_output(out)
+
+    def to_csv(self, file, **kwargs):
+        file.write(b"score,leverage,probability\n0.9")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pandas.DataFrame, "to_csv", to_csv)
+    code = _run_main(monkeypatch, "scores", data_csv, "--reg", "1e-3", "-o", out, "--quiet")
+    stderr = capsys.readouterr().err
+    assert code == 1
+    assert stderr.splitlines() == [f"spectral-leverage scores: error: cannot write {out}: No space left on "
+                                   f"device; {out} is unchanged; free some space or write elsewhere"]
+    assert out.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["data.csv", out.name]
+
+
+def test_bad_output_paths_fail_before_the_work(tmp_path):
+    absent = tmp_path / "absent.csv"  # the data are never read: their absence is not what is reported
+    (tmp_path / "x.csv").mkdir()
+    result = run("scores", absent, "--reg", "1e-3", "-o", tmp_path / "x.csv")
+    one_line_error(result, "x.csv", "is a directory")
+    assert result.returncode == 2
+    (tmp_path / "somefile").write_text("")
+    result = run("scores", absent, "--reg", "1e-3", "-o", tmp_path / "somefile" / "out.csv")
+    one_line_error(result, "somefile is not a directory")
+    assert result.returncode == 2
+    if os.geteuid() != 0:  # as root, permission bits do not stop writes
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        one_line_error(run("scores", absent, "--reg", "1e-3", "-o", locked / "out.csv"), "cannot create")
+
+
+@pytest.mark.parametrize("option", [("--reg", "-1"), ("--reg", "0"), ("--reg", "nan"), ("--reg", "inf"),
+                                    ("-m", "0"), ("-m", "-3"), ("--delimiter", ""), ("--delimiter", ";;"),
+                                    ("--length-scale", "0"), ("--length-scale", "nan"), ("--nu", "-1"),
+                                    ("--nu", "inf"), ("--seed", "-1")])
+def test_every_option_is_checked_before_the_data_are_read(tmp_path, option):
+    options = {"--reg": "1e-3", "-m": "5", option[0]: option[1]}  # the data file does not exist
+    result = run("sample", tmp_path / "absent.csv", *(f"{name}={value}" for name, value in options.items()),
+                 "-o", tmp_path / "i.txt")
+    one_line_error(result, option[0])
+    assert result.returncode == 2 and "no such file" not in result.stderr
+
+
+def test_binary_and_non_utf8_input_are_one_line_errors(tmp_path):
+    noise = tmp_path / "noise.csv"
+    noise.write_bytes(np.random.default_rng(1).bytes(5000))
+    one_line_error(run("scores", noise, "--reg", "1", "-o", tmp_path / "o.csv"), "noise.csv",
+                   "is not delimited text")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("a,b\n1,2\n3,\xe9\n".encode("latin-1"))
+    one_line_error(run("scores", latin, "--reg", "1", "-o", tmp_path / "o.csv"), "latin.csv",
+                   "not UTF-8 text at byte 10")
+
+
+def test_constant_column_warning_prints_once(tmp_path):
+    X = np.random.default_rng(6).normal(size=(300, 3))
+    X[:, 1] = 4.0
+    path = tmp_path / "constant.csv"
+    np.savetxt(path, X, delimiter=",")
+    result = run("scores", path, "--reg", "1e-3", "-o", tmp_path / "s.csv", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("are constant") == 1, result.stderr

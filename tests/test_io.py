@@ -1,9 +1,21 @@
 """Tables in and out: CSV with a header row and .npy arrays, one-line errors naming the place."""
 
+import errno
+import gzip
+import os
+
 import numpy as np
+import pandas as pd
 import pytest
 
-from spectral_leverage.io import InputError, read_table, write_table
+from spectral_leverage.io import (
+    InputError,
+    OutputError,
+    check_delimiter,
+    check_writable,
+    read_table,
+    write_table,
+)
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".npy"])
@@ -17,9 +29,10 @@ def test_round_trip(tmp_path, suffix):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("a,b\n1,x\n", r"line 2, column 'b': 'x' is not a number"),
-    ("a,b\n1,2,3\n", "line 2: more fields than the header's 2"),
-    ("a,b\n1,2\n4,5,6\n", "Expected 2 fields in line 3, saw 3"),
-    ("a,b\n1,2\n3\n", "line 3, column 'b': nan"),
+    ("a,b\n1,2,3\n", "line 2: 3 fields where the header has 2"),
+    ("a,b\n1,2\n4,5,6\n", "line 3: 3 fields where the header has 2"),
+    ("a,b\n1,\n", "line 2, column 'b': an empty field"),
+    ("a,b\n1,2\n\n3,inf\n", "line 4, column 'b': inf"),
     ("a,b\n", "needs a header row and at least one data row"),
     ("a,b\n1,nan\n", "line 2, column 'b': nan"),
     ("", "is empty"),
@@ -75,3 +88,116 @@ def test_unknown_formats_are_refused_in_one_line(tmp_path, name):
     (tmp_path / name).write_text("a,b\n1,2\n")
     with pytest.raises(InputError, match="unknown table format"):
         read_table(str(tmp_path / name))
+
+
+def test_ragged_row_is_reported_with_its_field_counts(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("a,b\n1,2\n\n3\n4,5\n")  # line 4 is short; the blank line 3 counts
+    with pytest.raises(InputError, match=r"ragged\.csv, line 4: 1 field where the header has 2 \(a ragged"):
+        read_table(str(path))
+    path.write_text("1,2\n3\n")
+    with pytest.raises(InputError, match="line 2: 1 field where the first row has 2"):
+        read_table(str(path))
+    gz = tmp_path / "ragged.csv.gz"
+    gz.write_bytes(gzip.compress(b"a,b,c\n1,2,3\n4,5\n"))
+    with pytest.raises(InputError, match="line 3: 2 fields where the header has 3"):
+        read_table(str(gz))
+
+
+def test_binary_input_is_not_delimited_text(tmp_path):
+    noise = tmp_path / "noise.csv"
+    noise.write_bytes(np.random.default_rng(0).bytes(10_000))
+    with pytest.raises(InputError, match=r"noise.csv is not delimited text"):
+        read_table(str(noise))
+    zipped = tmp_path / "zipped.csv"
+    zipped.write_bytes(gzip.compress(b"a,b\n1,2\n" * 100))
+    with pytest.raises(InputError, match=r"zipped.csv is not delimited text: .*gzip.*\.gz"):
+        read_table(str(zipped))
+
+
+def test_non_utf8_file_names_the_file_and_the_byte(tmp_path):
+    path = tmp_path / "latin1.csv"
+    data = b"a,b\n" + b"1,2\n" * 100_000 + "3,4\xe9\n".encode("latin-1")  # beyond the first 64 KiB
+    path.write_bytes(data)
+    message = rf"latin1\.csv is not UTF-8 text at byte {len(data) - 2} \(line 100002"
+    with pytest.raises(InputError, match=message):
+        read_table(str(path))
+    path.write_bytes("a,b\n1,\xe9\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin1\.csv is not UTF-8 text at byte 6 "):
+        read_table(str(path))
+
+
+@pytest.mark.parametrize("delimiter", ["", ";;", "\n", '"'])
+def test_bad_delimiters_are_refused(tmp_path, delimiter):
+    with pytest.raises(InputError, match="--delimiter must be one character"):
+        check_delimiter(delimiter)
+    path = tmp_path / "t.csv"
+    path.write_text("a;b\n1;2\n")
+    with pytest.raises(InputError, match="--delimiter"):
+        read_table(str(path), delimiter=delimiter)
+    assert check_delimiter("\\t") == "\t"
+
+
+def _interrupting(exception):
+    """A writer that writes a first part, then fails with ``exception`` (as on a full disk or a
+    Ctrl-C in the middle of a write)."""
+    def write(self, file, *args, **kwargs):
+        file.write(b"partial,output\n1.2")
+        raise exception
+    return write
+
+
+WRITERS = {".csv": (pd.DataFrame, "to_csv"), ".csv.gz": (pd.DataFrame, "to_csv"), ".npy": (np, "save"),
+           ".parquet": (pd.DataFrame, "to_parquet")}
+
+
+@pytest.mark.parametrize("suffix", list(WRITERS))
+@pytest.mark.parametrize("exception", [KeyboardInterrupt(), OSError(errno.ENOSPC, "No space left on device")])
+def test_sigint_or_full_disk_during_write_keeps_previous_output(tmp_path, monkeypatch, suffix, exception):
+    out = tmp_path / f"out{suffix}"
+    write_table(str(out), np.arange(6.0).reshape(3, 2), ["a", "b"], "%g")
+    before = out.read_bytes()
+    owner, name = WRITERS[suffix]
+    if owner is np:
+        monkeypatch.setattr(np, "save", lambda file, array: _interrupting(exception)(None, file))
+    else:
+        monkeypatch.setattr(owner, name, _interrupting(exception))
+    expected = KeyboardInterrupt if isinstance(exception, KeyboardInterrupt) else OutputError
+    with pytest.raises(expected) as raised:
+        write_table(str(out), np.ones((1000, 2)), ["a", "b"], "%g")
+    assert out.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == [out.name]  # no temporary file left
+    if expected is OutputError:
+        assert raised.value.errno == errno.ENOSPC
+        assert f"cannot write {out}: No space left on device; {out} is unchanged; free some space" in \
+            raised.value.strerror
+
+
+def test_written_files_get_the_usual_mode_and_keep_theirs(tmp_path):
+    mask = os.umask(0o027)
+    try:
+        write_table(str(tmp_path / "new.csv"), np.ones((2, 1)), ["a"], "%g")
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "new.csv").stat().st_mode & 0o777 == 0o640
+    (tmp_path / "old.csv").write_text("x\n")
+    (tmp_path / "old.csv").chmod(0o604)
+    write_table(str(tmp_path / "old.csv"), np.ones((2, 1)), ["a"], "%g")
+    assert (tmp_path / "old.csv").stat().st_mode & 0o777 == 0o604
+    assert (tmp_path / "old.csv").read_text() == "a\n1\n1\n"
+
+
+def test_unwritable_outputs_are_input_errors(tmp_path):
+    (tmp_path / "x.csv").mkdir()
+    with pytest.raises(InputError, match=r"x\.csv: it is a directory"):
+        check_writable(str(tmp_path / "x.csv"))
+    (tmp_path / "somefile").write_text("")
+    with pytest.raises(InputError, match="somefile is not a directory"):
+        check_writable(str(tmp_path / "somefile" / "out.csv"))
+    assert sorted(os.listdir(tmp_path)) == ["somefile", "x.csv"]  # the probe file removed
+    if os.geteuid() == 0:
+        pytest.skip("as root, permission bits do not stop writes")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(InputError, match="cannot create a file in"):
+        check_writable(str(locked / "out.csv"))
