@@ -2,6 +2,7 @@ r"""El Alaoui & Mahoney (2015): ridge leverage scores of a column-sampled Nystr�
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -24,6 +25,11 @@ from ..kernels import resolve_kernel
 from ._dictionary import check_kernel, nystrom_leverage
 
 __all__ = ["AlaouiMahoneySampler"]
+
+#: Share of the column count p above which the estimate's effective dimension warns: a rank-p
+#: Nyström approximation holds at most p, and near that the scores fall short of the exact ones
+#: (2000 uniform rows in 3-D, Matérn 3/2: 0.95x at 8 % of p, 0.69x at 44 %).
+SATURATION = 0.25
 
 
 class AlaouiMahoneySampler(LeverageSampler):
@@ -110,4 +116,12 @@ class AlaouiMahoneySampler(LeverageSampler):
         self.column_indices_ = cols
         self._set_scores(n * nystrom_leverage(X, kernel, X[cols], n * reg,
                                                  memory_budget=self.memory_budget))
+        if p < n and self.effective_dimension_ > SATURATION * p:
+            warnings.warn(
+                f"the {p} sampled columns hold an effective dimension of {self.effective_dimension_:.4g} "
+                f"({self.effective_dimension_ / p:.0%} of their count): a Nyström approximation of p "
+                "columns holds at most p, so the scores are biased low (measured on 2000 uniform rows in "
+                "3-D: 0.69x the exact effective dimension at 44 %, 0.45x at 76 %, 0.19x at 99 %). Raise "
+                "n_columns to several times the effective dimension, or raise reg.",
+                UserWarning, stacklevel=2)
         return self

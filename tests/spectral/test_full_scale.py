@@ -5,6 +5,7 @@ blocks within the memory budget; SpectralLeverage's algorithm switch."""
 from __future__ import annotations
 
 import tracemalloc
+import warnings
 from unittest import mock
 
 import numpy as np
@@ -277,3 +278,19 @@ def test_nightly_finding_kernel_values_beyond_float64_are_refused_before_the_eig
     # every pair is ~1e97 length scales apart: K = I, n·l_i = n / (n + nλ) = 198/199
     density = SpectralLeverage(kernel, reg, random_state=0, algorithm="density").fit(X).scores_
     np.testing.assert_allclose(density, 198 / 199, rtol=1e-9)
+
+
+def test_rbf_in_20_dimensions_warns_with_the_size_of_its_error():
+    """Issue 38: RBF(sqrt(20)) on 2000 standard normal rows in 20-D, λ = 1e-3, read 0.72x the
+    exact effective dimension with no warning. The pivots leave a large share of the degrees of
+    freedom to the tail integral there, and the fit now says so with the measured error; in 3-D,
+    where the tail integral holds, it stays silent."""
+    n = 2000
+    X = np.random.default_rng(0).standard_normal((n, 20))
+    kernel = RBF(np.sqrt(20))
+    with pytest.warns(UserWarning, match=r"pivots leave \d+% of the ridge degrees of freedom .* d' = 20"):
+        fit = SpectralLeverage(kernel, 1e-3, random_state=0).fit(X)
+    assert fit.scores_.mean() < 0.85 * n * exact_leverage(X, kernel, 1e-3).mean()  # the warning is due
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X[:, :3])

@@ -382,3 +382,29 @@ def test_max_tree_size_is_a_deprecated_alias_of_max_samples():
         old = SpectralLeverage(RBF(0.5), 1e-3, max_tree_size=500, random_state=0, algorithm="density").fit(X)
     np.testing.assert_array_equal(old.scores_, new.scores_)
     assert new._model.n_tree_ == 500
+
+
+def test_matern_nu_below_minimum_is_refused_not_silently_low():
+    """Issue 38: Matern(1.0, nu=0.01), 2000 uniform rows in 3-D, λ = 1e-3 read 0.60x the exact
+    effective dimension with no warning; a ν below MIN_NU is now refused, naming nu and the fix."""
+    X = np.random.default_rng(0).uniform(size=(2000, 3))
+    with pytest.raises(ValueError, match=r"nu=0\.01 is below 0\.05.*Use nu >= 0\.05"):
+        SpectralLeverage(Matern(1.0, nu=0.01), 1e-3).fit(X)
+    with pytest.raises(ValueError, match=r"nu=0\.001 is below"):
+        leverage_scores(X, kernel=Matern(1.0, nu=0.001), reg=1e-3)
+
+
+@pytest.mark.parametrize("nu", [0.05, 0.08])
+def test_scores_hold_at_the_smallest_accepted_nu(nu):
+    """At and just above MIN_NU the scores keep the exact effective dimension within 5 % and every
+    row within 10 % (the refusal is where the estimate stops holding, not a blanket one)."""
+    from spectral_leverage.spectral.leverage import MIN_NU
+
+    assert nu >= MIN_NU
+    X = np.random.default_rng(1).uniform(size=(800, 3))
+    kernel = Matern(1.0, nu=nu)
+    exact = 800 * exact_leverage(X, kernel, 1e-3)
+    scores = SpectralLeverage(kernel, 1e-3, random_state=0).fit(X).scores_
+    assert 0.95 <= scores.mean() / exact.mean() <= 1.05
+    ratio = scores / exact
+    assert 0.9 <= np.percentile(ratio, 5) and np.percentile(ratio, 95) <= 1.1
