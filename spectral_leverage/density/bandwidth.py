@@ -1,8 +1,13 @@
 r"""Bandwidths of the Gaussian KDEs, and the random anchor subsample.
 
-Bandwidth rules act on per-feature standard deviations (i.e. on standardised data) with the anchor
-count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
-:math:`h_j = \sigma_j (m(d+2)/4)^{-1/(d+4)}`. A float is an isotropic bandwidth in the units of X.
+Bandwidth rules act on a per-feature scale :math:`\sigma_j` (i.e. on standardised data) with the
+anchor count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
+:math:`h_j = \sigma_j (m(d+2)/4)^{-1/(d+4)}`. The scale is the robust one of Silverman (1986,
+§3.4.2), :math:`\sigma_j = \min(\mathrm{sd}_j, \mathrm{IQR}_j / 1.349)` (:func:`robust_scale`):
+equal to the standard deviation on normal data, but not inflated by a few far rows, which would
+otherwise smooth the density of all the others (one row at 10⁴ beside 20 000 standard normal rows
+in 3-D made the standard deviation 70 and moved the other rows' scores by 0.85/1.08/1.38 at the
+5th/50th/95th percentile). A float is an isotropic bandwidth in the units of X.
 """
 
 from __future__ import annotations
@@ -14,7 +19,10 @@ import numpy as np
 from .._blocks import column_summary
 from .._validation import check_random_state, check_samples
 
-__all__ = ["bandwidth_factor", "check_bandwidth", "feature_bandwidths"]
+__all__ = ["bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_scale"]
+
+#: The interquartile range of a standard normal variable, 2 Φ^{-1}(3/4).
+NORMAL_IQR = 1.3489795003921634
 
 
 def bandwidth_factor(rule: str, n: int, d: float) -> float:
@@ -48,9 +56,26 @@ def check_bandwidth(bandwidth) -> str | float:
     raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive float, got {bandwidth!r}.")
 
 
+def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per-feature scale of the bandwidth rules, shape (d,): the standard deviations ``std``, or
+    where smaller the interquartile range of ``rows`` (the data, or a uniform subsample of them)
+    divided by :data:`NORMAL_IQR`; a feature whose quartiles coincide keeps its standard deviation.
+
+    Examples
+    --------
+    >>> X = np.column_stack([np.arange(100.0), np.r_[np.arange(99.0), 1e6]])
+    >>> robust_scale(X.std(axis=0), X).round(1).tolist()  # the far row inflates the second sd
+    [28.9, 36.7]
+    """
+    std = np.asarray(std, dtype=float)
+    low, high = np.percentile(rows, [25, 75], axis=0)
+    iqr = (high - low) / NORMAL_IQR
+    return np.where(iqr > 0, np.minimum(std, iqr), std)
+
+
 def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
-    """Per-feature bandwidths, shape (d,): a rule applied to the standard deviations of X's
-    columns (constant columns count as 1) with X's row count, or an isotropic float.
+    """Per-feature bandwidths, shape (d,): a rule applied to the robust scales of X's columns
+    (:func:`robust_scale`; constant columns count as 1) with X's row count, or an isotropic float.
 
     Examples
     --------
@@ -64,7 +89,7 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     bandwidth = check_bandwidth(bandwidth)
     n, d = X.shape
     if isinstance(bandwidth, str):
-        sigma = column_summary(X)[2]
+        sigma = robust_scale(column_summary(X)[2], X)
         sigma[sigma == 0] = 1.0
         return sigma * bandwidth_factor(bandwidth, n, d)
     return np.full(d, bandwidth)

@@ -36,7 +36,7 @@ from .._validation import (
     check_samples,
     validate_params,
 )
-from .bandwidth import _scale_factors, bandwidth_factor, check_bandwidth
+from .bandwidth import _scale_factors, bandwidth_factor, check_bandwidth, robust_scale
 
 __all__ = ["FACE_CURVATURE", "FACE_SLOPE", "BinnedDensity"]
 
@@ -162,9 +162,10 @@ class BinnedDensity(BaseEstimator):
 
     def set_layout(self, n: int, std: np.ndarray, low: np.ndarray, high: np.ndarray) -> BinnedDensity:
         """Fix the bandwidths and the grid from summary statistics of the data: row count, column
-        standard deviations, minima and maxima (what :meth:`fit` computes; a distributed fit
-        reduces them over blocks). Sets ``bandwidth_``, ``grid_shape_``, ``grid_cells_`` and
-        ``n_features_in_``; :meth:`fit` also checks the grid against ``memory_budget``."""
+        scales (:func:`~spectral_leverage.density.bandwidth.robust_scale`), minima and maxima (what
+        :meth:`fit` computes; a distributed fit reduces them over blocks). Sets ``bandwidth_``,
+        ``grid_shape_``, ``grid_cells_`` and ``n_features_in_``; :meth:`fit` also checks the grid
+        against ``memory_budget``."""
         check_samples(self.cells_per_bandwidth, "cells_per_bandwidth")
         check_positive(self.truncate, "truncate")
         bandwidth = check_bandwidth(self.bandwidth)
@@ -193,7 +194,7 @@ class BinnedDensity(BaseEstimator):
 
     def _layout_cells(self, X: np.ndarray) -> int:
         low, high, std = column_summary(X)
-        return self.set_layout(X.shape[0], std, low, high).grid_cells_
+        return self.set_layout(X.shape[0], robust_scale(std, X), low, high).grid_cells_
 
     def max_cells(self, nbytes: float | None = None) -> int:
         """Largest grid ``nbytes`` (default ``memory_budget``) allow (three float64 copies)."""

@@ -43,7 +43,7 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
-from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices
+from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, robust_scale
 from ..kernels import parse_kernel, resolve_kernel
 from ._ambient import (
     AmbientDensity,
@@ -281,7 +281,8 @@ class SpectralLeverage(LeverageSampler):
             p_unit = p_score = backend.map_rows(knn_density_block, radius, shared,
                                                 float(floor) if np.isfinite(floor) else None, training)
         else:
-            self._model = self._binned_layout(n, std[active], low[active], high[active])
+            scale = robust_scale(std[active], rows[:, active])  # the anchors' quartiles
+            self._model = self._binned_layout(n, scale, low[active], high[active])
             if self._model is not None:
                 (counts,) = backend.sum_blocks(bin_block, X, args=(backend.share(self._model), active))
                 self._model.smooth(counts, n)
