@@ -329,7 +329,8 @@ class SpectralLeverage(LeverageSampler):
         spec = parse_kernel(resolve_kernel(self.kernel))
         if spec.nu < MIN_NU:
             raise ValueError(
-                f"kernel Matern nu={spec.nu:g} is below {MIN_NU}: such a kernel is nearly white noise "
+                f"kernel Matern nu must be at least {MIN_NU} for spectral scores, got nu={spec.nu:g}: "
+                "such a kernel is nearly white noise "
                 "(its correlation drops to about 0.3 within 1e-8 of a length scale at nu = 0.01) and "
                 "its spectral scores are too low by a factor that grows as nu falls (measured: "
                 "0.51-0.87 of the exact effective dimension at nu = 0.01, 0.87-0.98 at 0.03). Use "
