@@ -43,3 +43,17 @@ def test_every_snippet_runs(page, tmp_path, monkeypatch):
         if missing:
             pytest.skip(f"{page.name} block {number} needs {missing} (not installed)")
         exec(compile(code, f"{page.name}, block {number}", "exec"), namespace)
+
+
+#: Falkon's install command from its own install page (Falkon is not on PyPI).
+FALKON_INSTALL = "pip install --no-build-isolation git+https://github.com/FalkonML/falkon.git"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/examples/hand-offs.md", "docs/api/interop.md"])
+def test_the_pages_that_hand_off_to_falkon_say_how_to_install_it(page):
+    raw = (EXAMPLES.parents[1] / page).read_text(encoding="utf-8")
+    assert FALKON_INSTALL in raw  # on one line: copied from the page, it runs
+    text = " ".join(raw.split())
+    assert "LeverageCenterSelector" in text
+    assert "not on PyPI" in text and "PyTorch first" in text
+    assert "needs torch, not Falkon" in text or "needs only torch" in text

@@ -12,7 +12,8 @@ returning plain (JSON-ready) dicts, then draws the figures and writes the report
 4. :func:`~spectral_leverage.validation.grid.hyperparameter_grid`: every method's scores against
    exact ones over kernels × length scales × λ, on every data set.
 
-Output in ``out``: ``report.md``, the PNG figures and ``results.json``. From the command line:
+Output in ``out``: ``report.md``, the PNG figures of :data:`FIGURES` (one file each) and
+``results.json``. From the command line:
 ``spectral-leverage validate [--quick] [--data FILE.csv ...] [--out DIR]``.
 """
 
@@ -30,19 +31,12 @@ from ._util import base_seed, matern
 from .accuracy import ACCURACY_SAMPLERS, accuracy_table
 from .curves import DESIGNS_1D, leverage_curves, make_design
 from .data import DataSet, builtin_datasets, csv_dataset, shared_data_dir
-from .figures import (
-    plot_accuracy,
-    plot_grid,
-    plot_leverage_curves,
-    plot_relative_error,
-    plot_tradeoff,
-    require_matplotlib,
-)
+from .figures import FIGURES, require_matplotlib
 from .grid import GRID_KERNELS, GRID_METHODS, hyperparameter_grid
 from .report import machine_info, write_report, write_results
 from .tradeoff import TRADEOFF_METHODS, regression_tradeoff
 
-__all__ = ["FULL", "QUICK", "estimate_seconds", "run_validation"]
+__all__ = ["FIGURES", "FULL", "QUICK", "estimate_seconds", "run_validation"]
 
 logger = logging.getLogger(__name__)
 
@@ -233,11 +227,8 @@ def run_validation(out="report", *, quick: bool = False, data=(), random_state=0
                     "quick" if quick else "full", seed, estimate, estimate / 60, out)
         _run_experiments(results, config, datasets, timings, nu=nu, synthetic_scale=synthetic_scale, reg=reg,
                          seed=seed, progress=progress)
-    figures = {"leverage_curves": plot_leverage_curves(results["curves"], out / "leverage_curves.png"),
-               "relative_error": plot_relative_error(results["curves"], out / "relative_error.png"),
-               "accuracy": plot_accuracy(results["accuracy"], out / "accuracy.png"),
-               "tradeoff": plot_tradeoff(results["tradeoff"], out / "tradeoff.png"),
-               "grid": plot_grid(results["grid"], out / "grid.png")}
+    figures = {name: plot(results[experiment], out / f"{name}.png")
+               for name, (experiment, plot) in FIGURES.items()}
     results["figures"] = {key: path.name for key, path in figures.items()}
     results["meta"].update({"experiment_seconds": timings, "wall_seconds": time.perf_counter() - start,
                             "peak_rss_mb": _peak_rss_mb(), "machine": machine_info()})

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["plot_accuracy", "plot_grid", "plot_leverage_curves", "plot_relative_error", "plot_tradeoff",
-           "require_matplotlib"]
+__all__ = ["FIGURES", "plot_accuracy", "plot_grid", "plot_leverage_curves", "plot_relative_error",
+           "plot_tradeoff", "require_matplotlib"]
 
 INSTALL_HINT = 'the validation figures need matplotlib: pip install "spectral_leverage[validate]"'
 _DPI = 120
@@ -262,3 +262,12 @@ def plot_grid(grid: dict, path) -> Path:
             ax.set_title(f"{name}: {method}", fontsize=8)
     fig.colorbar(image, ax=list(axes), shrink=0.5, label="max(1 - p05, p95 - 1)")
     return _save(fig, path)
+
+
+#: The figures of a validation run, in the order they are drawn: each name is the PNG's stem and its
+#: key in ``results["figures"]``, mapped to the experiment whose results it reads and its function.
+FIGURES = {"leverage_curves": ("curves", plot_leverage_curves),
+           "relative_error": ("curves", plot_relative_error),
+           "accuracy": ("accuracy", plot_accuracy),
+           "tradeoff": ("tradeoff", plot_tradeoff),
+           "grid": ("grid", plot_grid)}
