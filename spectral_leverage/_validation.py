@@ -22,6 +22,7 @@ __all__ = [
     "POSITIVE",
     "POSITIVE_INT",
     "RANDOM_STATE",
+    "NumericInterval",
     "check_data",
     "check_density_range",
     "check_fitted_data",
@@ -39,21 +40,34 @@ __all__ = [
 #: paper's rate on standardised data; cross-validate it for real use.
 DEFAULT_REG = 1e-3
 
+class NumericInterval(Interval):
+    """scikit-learn's ``Interval`` without the bools: ``Interval(Real, ...)`` and
+    ``Interval(Integral, ...)`` take ``True`` as 1, so ``reg=True`` would run as λ = 1. Every
+    numeric entry of the package's ``_parameter_constraints`` is one of these."""
+
+    def is_satisfied_by(self, val) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (not a bool)"
+
+
 # Entries of scikit-learn's ``_parameter_constraints``, shared by every estimator of the package.
 #: a Matérn or RBF kernel object, or None for the default of
 #: :func:`~spectral_leverage.kernels.resolve_kernel`: checked in ``fit`` by
 #: :func:`~spectral_leverage.kernels.parse_kernel`, whose message names the supported kernels
 KERNEL = "no_validation"
 #: a finite float > 0 (λ, bandwidths, dimensions)
-POSITIVE = [Interval(Real, 0, None, closed="neither")]
+POSITIVE = [NumericInterval(Real, 0, None, closed="neither")]
 #: an int >= 1 (sizes, counts)
-POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+POSITIVE_INT = [NumericInterval(Integral, 1, None, closed="left")]
 #: bytes of temporaries in all (one block of rows takes at most min(budget, 64 MiB))
-MEMORY_BUDGET = [Interval(Real, 1, None, closed="left")]
+MEMORY_BUDGET = [NumericInterval(Real, 1, None, closed="left")]
 #: joblib's ``n_jobs``: None, -1 and below (all cores but ...), or a count >= 1; not 0
-N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
+N_JOBS = [NumericInterval(Integral, None, -1, closed="right"),
+          NumericInterval(Integral, 1, None, closed="left"), None]
 #: what :func:`check_random_state` takes
-RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
+RANDOM_STATE = [None, NumericInterval(Integral, 0, None, closed="left"), np.random.Generator,
                 np.random.RandomState, np.random.SeedSequence]
 
 
@@ -159,8 +173,15 @@ def warn_constant_features(std: np.ndarray, names=None) -> None:
                       UserWarning, stacklevel=3)
 
 
+def _refuse_bool(value, name: str, kind: str) -> None:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {kind}, not a bool; got {value!r}.")
+
+
 def check_positive(value, name: str) -> float:
-    """``value`` as a float > 0 and finite; ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    """``value`` as a float > 0 and finite; ``TypeError``/``ValueError`` naming ``name`` otherwise
+    (a bool is refused: ``True`` is not λ = 1)."""
+    _refuse_bool(value, name, "a float > 0")
     value = check_scalar(value, name, Real, min_val=0.0, include_boundaries="neither")
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}.")
@@ -168,7 +189,8 @@ def check_positive(value, name: str) -> float:
 
 
 def check_samples(n_samples, name: str = "n_samples") -> int:
-    """``n_samples`` as an int >= 1; ``TypeError``/``ValueError`` naming it otherwise."""
+    """``n_samples`` as an int >= 1; ``TypeError``/``ValueError`` naming it otherwise (a bool too)."""
+    _refuse_bool(n_samples, name, "an int >= 1")
     return int(check_scalar(n_samples, name, Integral, min_val=1))
 
 

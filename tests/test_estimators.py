@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spectral_leverage
 from spectral_leverage import SpectralLeverage
+from spectral_leverage._validation import NumericInterval, check_positive, check_samples, validate_params
 from spectral_leverage.density import BinnedDensity, KNNDensity, TreeDensity
 
 ESTIMATORS = sorted(
@@ -66,3 +67,27 @@ def _grid_too_large(estimator) -> dict:
                          expected_failed_checks=_grid_too_large)
 def test_density_estimators_are_scikit_learn_estimators(estimator, check):
     check(estimator)
+
+
+def _numeric_parameters(cls) -> list[str]:
+    """Parameters with a numeric range among their constraints and no bool option."""
+    return [name for name, constraints in cls._parameter_constraints.items()
+            if isinstance(constraints, list) and "boolean" not in constraints
+            and any(isinstance(c, NumericInterval) for c in constraints)]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_reg_true_is_refused(cls):
+    # finding 8: scikit-learn's Interval(Real, ...) takes True as 1, so reg=True ran as λ = 1
+    names = _numeric_parameters(cls)
+    assert names
+    for name in names:
+        with pytest.raises(InvalidParameterError, match=rf"'{name}' parameter .*not a bool"):
+            validate_params(cls().set_params(**{name: True}))
+
+
+def test_check_positive_and_check_samples_refuse_bools():
+    with pytest.raises(TypeError, match="reg must be a float > 0, not a bool"):
+        check_positive(True, "reg")
+    with pytest.raises(TypeError, match="n_centers must be an int >= 1, not a bool"):
+        check_samples(np.True_, "n_centers")

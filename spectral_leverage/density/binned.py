@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.ndimage import gaussian_filter
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import (
@@ -29,6 +29,7 @@ from .._validation import (
     MEMORY_BUDGET,
     N_JOBS,
     POSITIVE_INT,
+    NumericInterval,
     check_data,
     check_density_range,
     check_fitted_data,
@@ -143,9 +144,9 @@ class BinnedDensity(BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
+        "bandwidth": [StrOptions({"scott", "silverman"}), NumericInterval(Real, 0, None, closed="neither")],
         "cells_per_bandwidth": POSITIVE_INT,
-        "truncate": [Interval(Real, 0, None, closed="neither")],
+        "truncate": [NumericInterval(Real, 0, None, closed="neither")],
         "memory_budget": MEMORY_BUDGET,
         "verbose": ["boolean"],
         "n_jobs": N_JOBS,

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -23,6 +23,7 @@ from .._validation import (
     MEMORY_BUDGET,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_random_state,
     validate_params,
 )
@@ -158,7 +159,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         "regs": [None, "array-like"],
         "length_scales": [None, "array-like"],
         "n_centers": [*POSITIVE_INT, StrOptions({"auto"})],
-        "cv": [StrOptions({"gcv", "loo"}), Interval(Integral, 2, None, closed="left"), "cv_object"],
+        "cv": [StrOptions({"gcv", "loo"}), NumericInterval(Integral, 2, None, closed="left"), "cv_object"],
         "sampler": SAMPLER,
         "fit_intercept": ["boolean"],
         "memory_budget": MEMORY_BUDGET,

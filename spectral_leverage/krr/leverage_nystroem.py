@@ -14,7 +14,7 @@ from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.gaussian_process.kernels import RBF, Kernel, Matern
 from sklearn.metrics.pairwise import laplacian_kernel
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, kernel_product, use_n_jobs
@@ -24,6 +24,7 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_positive,
     check_random_state,
     validate_params,
@@ -139,9 +140,9 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     _parameter_constraints: ClassVar[dict] = {
         "kernel": [StrOptions(set(STRING_KERNELS)), Kernel],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "degree": [Interval(Real, 0, None, closed="left"), None],
+        "gamma": [NumericInterval(Real, 0, None, closed="neither"), None],
+        "coef0": [NumericInterval(Real, None, None, closed="neither"), None],
+        "degree": [NumericInterval(Real, 0, None, closed="left"), None],
         "kernel_params": [dict, None],
         "n_components": POSITIVE_INT,
         "random_state": RANDOM_STATE,

@@ -24,7 +24,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, use_n_jobs
@@ -36,6 +36,7 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_random_state,
     renamed,
     validate_params,
@@ -181,15 +182,15 @@ class SpectralLeverage(LeverageSampler):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "algorithm": [StrOptions({"auto", "density", "full-scale"})],
-        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
+        "bandwidth": [StrOptions({"scott", "silverman"}), NumericInterval(Real, 0, None, closed="neither")],
         "integral": [StrOptions(set(INTEGRALS))],
-        "intrinsic_dim": [StrOptions({"auto"}), Interval(Real, 1, None, closed="left"), None],
-        "density": [Interval(Real, 0, None, closed="neither"), "array-like", callable, None],
+        "intrinsic_dim": [StrOptions({"auto"}), NumericInterval(Real, 1, None, closed="left"), None],
+        "density": [NumericInterval(Real, 0, None, closed="neither"), "array-like", callable, None],
         "kde": [StrOptions({"auto", "binned", "tree"})],
         "boundary": ["boolean"],
         "n_neighbors": POSITIVE_INT,
-        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
-        "max_tree_size": [Interval(Integral, 1, None, closed="left"), None,
+        "max_samples": [NumericInterval(Integral, 1, None, closed="left"), None],
+        "max_tree_size": [NumericInterval(Integral, 1, None, closed="left"), None,
                           Hidden(StrOptions({"deprecated"}))],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
