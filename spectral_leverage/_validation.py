@@ -30,6 +30,7 @@ __all__ = [
     "check_positive",
     "check_random_state",
     "check_samples",
+    "check_target",
     "is_dask_collection",
     "renamed",
     "validate_params",
@@ -98,6 +99,28 @@ def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
         ensure_min_samples=min_samples,
         input_name=name,
     )
+
+
+def check_target(y, *, name: str = "y"):
+    """``y`` as given when it holds numbers (an object array of numbers as float64); a one-line
+    ``ValueError`` naming ``name`` for strings and other labels. scikit-learn's
+    ``validate_data(..., y_numeric=True)`` converts only object arrays and lets a string array
+    through, which then failed deep inside a fit (a ``UFuncTypeError`` after the centres were
+    drawn). Dask collections are checked by their dtype, without computing them."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is None:
+        y = np.asarray(y)
+        dtype = y.dtype
+    kind = getattr(dtype, "kind", "O")
+    if kind in "biufc":
+        return y
+    if kind == "O" and not is_dask_collection(y):
+        try:
+            return np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(f"{name} must hold numbers (a regression target), got dtype {dtype}: convert it "
+                     f"to floats ({name}.astype(float)) or, for class labels, use a classifier.")
 
 
 def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_") -> np.ndarray:

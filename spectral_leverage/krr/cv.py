@@ -25,6 +25,7 @@ from .._validation import (
     RANDOM_STATE,
     NumericInterval,
     check_random_state,
+    check_target,
     validate_params,
 )
 from ..backends import backend_for
@@ -201,7 +202,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         """
         validate_params(self)
         backend_for(X, y).require_in_memory("NystromKRRCV", "compute the arrays, or fit NystromKRR")
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
+        X, y = validate_data(self, X, check_target(y), dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
         kernel = resolve_kernel(self.kernel)
         parse_kernel(kernel).check_inputs(X)
