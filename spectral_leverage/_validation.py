@@ -106,7 +106,10 @@ def check_target(y, *, name: str = "y"):
     ``ValueError`` naming ``name`` for strings and other labels. scikit-learn's
     ``validate_data(..., y_numeric=True)`` converts only object arrays and lets a string array
     through, which then failed deep inside a fit (a ``UFuncTypeError`` after the centres were
-    drawn). Dask collections are checked by their dtype, without computing them."""
+    drawn). Dask collections are checked by their dtype, without computing them; None is left
+    to scikit-learn's message."""
+    if y is None:
+        return y
     dtype = getattr(y, "dtype", None)
     if dtype is None:
         y = np.asarray(y)
