@@ -344,3 +344,16 @@ def test_greedy_centres_beat_uniform_ones_on_ccpp_at_small_m():
 
     greedy = rmse("greedy-cholesky", 0)
     assert all(greedy < rmse("uniform", seed) for seed in range(3))
+
+
+# finding 1 (NystromKRR's share): the conjugate gradient's residual squares under- (over-)flowed on
+# y × 1e-200 (× 1e155), and it stopped at zero iterations; predictions now scale with y
+@pytest.mark.parametrize("solver", ["direct", "cg"])
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e155, 1e300])
+def test_nystrom_scale_of_y(solver, scale):
+    X, y = smooth_data(300, seed=9)
+    params = dict(n_centers=50, solver=solver, random_state=0)
+    reference = NystromKRR(**params).fit(X, y)
+    model = NystromKRR(**params).fit(X, scale * y)
+    assert abs(model.n_iter_ - reference.n_iter_) <= 1  # the stopping test, up to rounding
+    np.testing.assert_allclose(model.predict(X) / scale, reference.predict(X), rtol=1e-9)
