@@ -23,6 +23,7 @@ __all__ = [
     "POSITIVE_INT",
     "RANDOM_STATE",
     "NumericInterval",
+    "check_bandwidth_range",
     "check_data",
     "check_density_range",
     "check_fitted_data",
@@ -151,6 +152,28 @@ def check_density_range(X: np.ndarray, *, name: str = "X") -> None:
         raise ValueError(
             f"{name}'s spread (standard deviations {np.min(std[std > 0]):.3g}..{np.max(std):.3g}) is too "
             f"extreme for float64 densities: standardise {name}."
+        )
+
+
+#: most bandwidths a feature's range may span: beyond, the Gaussian KDE's exponent r²/2 (r the
+#: distance in bandwidths) is rounded by more than log(float max), so its densities say nothing
+MAX_BANDWIDTH_SPAN = float(np.sqrt(np.log(np.finfo(float).max) / np.finfo(float).eps))
+
+
+def check_bandwidth_range(bandwidth: float, low, high, *, name: str = "bandwidth") -> None:
+    """Refuse a KDE bandwidth (a float in X's units) that leaves float64 relative to X, whose
+    features run from ``low`` to ``high``: a volume factor :math:`h^d` beyond 1e±250 (the densities
+    over- or underflow: ``bandwidth=1e-300`` raised an ``OverflowError`` laying out the grid) or a
+    range of more than :data:`MAX_BANDWIDTH_SPAN` bandwidths (about 1.8e9). A one-line
+    ``ValueError`` naming ``name`` and the fix."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        extent = float(np.max(high - low, initial=0.0))
+        span = extent / bandwidth
+    if abs(low.size * np.log10(bandwidth)) > MAX_LOG10_VOLUME or not span <= MAX_BANDWIDTH_SPAN:
+        raise ValueError(
+            f"{name}={bandwidth:.3g} is too extreme for float64 densities of X (features' ranges up "
+            f"to {extent:.3g}): pass a {name} near X's spread, or {name}='scott'."
         )
 
 

@@ -12,7 +12,7 @@ from numbers import Real
 import numpy as np
 
 from .._blocks import column_summary
-from .._validation import check_random_state, check_samples
+from .._validation import check_bandwidth_range, check_random_state, check_samples
 
 __all__ = ["bandwidth_factor", "check_bandwidth", "feature_bandwidths"]
 
@@ -50,7 +50,8 @@ def check_bandwidth(bandwidth) -> str | float:
 
 def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     """Per-feature bandwidths, shape (d,): a rule applied to the standard deviations of X's
-    columns (constant columns count as 1) with X's row count, or an isotropic float.
+    columns (constant columns count as 1) with X's row count, or an isotropic float (refused by
+    :func:`~spectral_leverage._validation.check_bandwidth_range` when it leaves float64 on X).
 
     Examples
     --------
@@ -63,10 +64,11 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     """
     bandwidth = check_bandwidth(bandwidth)
     n, d = X.shape
+    low, high, sigma = column_summary(X)
     if isinstance(bandwidth, str):
-        sigma = column_summary(X)[2]
         sigma[sigma == 0] = 1.0
         return sigma * bandwidth_factor(bandwidth, n, d)
+    check_bandwidth_range(bandwidth, low, high)
     return np.full(d, bandwidth)
 
 

@@ -30,6 +30,7 @@ from .._validation import (
     N_JOBS,
     POSITIVE_INT,
     NumericInterval,
+    check_bandwidth_range,
     check_data,
     check_density_range,
     check_fitted_data,
@@ -173,6 +174,7 @@ class BinnedDensity(BaseEstimator):
         if isinstance(bandwidth, str):
             self.bandwidth_ = np.where(std == 0, 1.0, std) * bandwidth_factor(bandwidth, n, std.shape[0])
         else:
+            check_bandwidth_range(bandwidth, low, high)
             self.bandwidth_ = np.full(std.shape[0], bandwidth)
         pad = self.truncate + 1.0
         self._origin = low / self.bandwidth_ - pad

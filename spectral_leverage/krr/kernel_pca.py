@@ -205,7 +205,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         n, d = X.shape
         kernel = resolve_kernel(self.kernel)
         parsed = parse_kernel(kernel)
-        parsed.check_n_features(d)
+        parsed.check_inputs(X)  # the number of features, and distances within float64 kernel values
         m = auto_landmarks(self.n_components) if self.n_landmarks == "auto" else self.n_landmarks
         if self.approximation == "fourier":
             self.landmarks_ = self.landmark_indices_ = None

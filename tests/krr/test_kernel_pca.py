@@ -166,3 +166,12 @@ def test_dask_input_gives_the_in_memory_fit(approximation):
     Y = dist.transform(Xd[:500])
     assert isinstance(Y, da.Array)
     np.testing.assert_allclose(Y.compute(), local.transform(X[:500]), atol=1e-8)
+
+
+@pytest.mark.parametrize("approximation", ["nystrom", "fourier"])
+@pytest.mark.parametrize("scale", [1e160, 1e300])
+def test_kernel_pca_refuses_magnitudes_beyond_float64_kernel_values(approximation, scale):
+    # finding 6: "unexpected array size" from the feature moments on data of magnitude 1e160
+    X = np.random.default_rng(0).normal(size=(300, 2)) * scale
+    with pytest.raises(ValueError, match="too extreme for float64 kernel values: standardise X"):
+        NystromKernelPCA(approximation=approximation, random_state=0).fit(X)
