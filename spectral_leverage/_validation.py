@@ -55,9 +55,11 @@ class NumericInterval(Interval):
 
 
 # Entries of scikit-learn's ``_parameter_constraints``, shared by every estimator of the package.
-#: a Matérn or RBF kernel object, or None for the default of
-#: :func:`~spectral_leverage.kernels.resolve_kernel`: checked in ``fit`` by
-#: :func:`~spectral_leverage.kernels.parse_kernel`, whose message names the supported kernels
+#: a kernel object, or None for the default of :func:`~spectral_leverage.kernels.resolve_kernel`:
+#: checked in ``fit`` by :func:`~spectral_leverage.kernels.parse_kernel` (a Matérn or RBF kernel,
+#: its message names them) where the spectral density is needed, and by
+#: :func:`~spectral_leverage.samplers._dictionary.check_kernel` (any scikit-learn kernel object)
+#: in the dictionary samplers and the selectors, which only evaluate it
 KERNEL = "no_validation"
 #: a finite float > 0 (λ, bandwidths, dimensions)
 POSITIVE = [NumericInterval(Real, 0, None, closed="neither")]
