@@ -382,3 +382,15 @@ def test_max_tree_size_is_a_deprecated_alias_of_max_samples():
         old = SpectralLeverage(RBF(0.5), 1e-3, max_tree_size=500, random_state=0, algorithm="density").fit(X)
     np.testing.assert_array_equal(old.scores_, new.scores_)
     assert new._model.n_tree_ == 500
+
+
+@pytest.mark.parametrize("algorithm, bars", [("density", ["SpectralLeverage"]),
+                                             ("full-scale", ["SpectralLeverage", "full-scale far field"])])
+def test_verbose_shows_a_progress_bar_without_logging(capsys, algorithm, bars):
+    # finding 12: verbose=True showed nothing unless logging was configured (timings at INFO only)
+    X = np.random.default_rng(0).normal(size=(3000, 2))
+    SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm=algorithm, random_state=0, verbose=True).fit(X)
+    err = capsys.readouterr().err
+    assert all(bar in err for bar in bars) and "4/4" in err
+    SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm=algorithm, random_state=0).fit(X)
+    assert capsys.readouterr().err == ""
