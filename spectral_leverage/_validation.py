@@ -32,6 +32,7 @@ __all__ = [
     "check_random_state",
     "check_samples",
     "check_target",
+    "expected_failed_checks",
     "is_dask_collection",
     "renamed",
     "validate_params",
@@ -73,6 +74,14 @@ N_JOBS = [NumericInterval(Integral, None, -1, closed="right"),
 #: what :func:`check_random_state` takes
 RANDOM_STATE = [None, NumericInterval(Integral, 0, None, closed="left"), np.random.Generator,
                 np.random.RandomState, np.random.SeedSequence]
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The scikit-learn estimator checks ``estimator`` is known to fail, each with its reason: its
+    class's ``_expected_failed_checks`` (empty if it has none), kept beside the estimator, for
+    ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)`` and
+    ``check_estimator(estimator, expected_failed_checks=expected_failed_checks(estimator))``."""
+    return dict(getattr(type(estimator), "_expected_failed_checks", {}))
 
 
 def validate_params(estimator) -> None:

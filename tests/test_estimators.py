@@ -11,7 +11,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import spectral_leverage
 from spectral_leverage import SpectralLeverage
-from spectral_leverage._validation import NumericInterval, check_positive, check_samples, validate_params
+from spectral_leverage._validation import (
+    NumericInterval,
+    check_positive,
+    check_samples,
+    expected_failed_checks,
+    validate_params,
+)
 from spectral_leverage.density import BinnedDensity, KNNDensity, TreeDensity
 
 ESTIMATORS = sorted(
@@ -48,23 +54,13 @@ def test_a_bad_parameter_is_refused_by_name(cls):
 @parametrize_with_checks([
     SpectralLeverage(random_state=0),
     SpectralLeverage(kde="tree", intrinsic_dim=None, random_state=0),
-])
+], expected_failed_checks=expected_failed_checks)
 def test_spectral_leverage_is_a_scikit_learn_estimator(estimator, check):
     check(estimator)
 
 
-def _grid_too_large(estimator) -> dict:
-    """BinnedDensity is the low-dimensional KDE: on the 5- and 10-feature data of these two checks
-    its grid exceeds the memory budget, and fit refuses with a ValueError that says so and names the
-    fix (the tree KDE); SpectralLeverage picks the tree KDE there by itself."""
-    if not isinstance(estimator, BinnedDensity):
-        return {}
-    reason = "grid of a 5- or 10-D binned KDE exceeds memory_budget: refused by design"
-    return {"check_estimators_dtypes": reason, "check_dtype_object": reason}
-
-
 @parametrize_with_checks([BinnedDensity(), TreeDensity(random_state=0), KNNDensity(random_state=0)],
-                         expected_failed_checks=_grid_too_large)
+                         expected_failed_checks=expected_failed_checks)
 def test_density_estimators_are_scikit_learn_estimators(estimator, check):
     check(estimator)
 
@@ -91,3 +87,13 @@ def test_check_positive_and_check_samples_refuse_bools():
         check_positive(True, "reg")
     with pytest.raises(TypeError, match="n_centers must be an int >= 1, not a bool"):
         check_samples(np.True_, "n_centers")
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_expected_failed_checks_are_scikit_learn_checks_with_reasons(cls):
+    # finding 11: the checks an estimator fails by design are listed beside it, each with its reason
+    from sklearn.utils import estimator_checks
+
+    for name, reason in expected_failed_checks(cls()).items():
+        assert callable(getattr(estimator_checks, name, None)), name
+        assert isinstance(reason, str) and len(reason) > 40

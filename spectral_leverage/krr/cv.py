@@ -212,6 +212,16 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     (True, (80,))
     """
 
+    #: scikit-learn checks this estimator fails by design (:func:`~spectral_leverage._validation.
+    #: expected_failed_checks`)
+    _expected_failed_checks: ClassVar[dict[str, str]] = {
+        "check_sample_weight_equivalence_on_dense_data":
+            "leave-one-out and GCV count a repeated row as several (leaving one copy out keeps "
+            "the others), and the default length scales' median distance counts repeats, so the "
+            "chosen (λ, ℓ) differ; the centres are a random draw too (with one (λ, ℓ) and every row "
+            "a centre the check passes: tests/krr/test_cv.py)",
+    }
+
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "regs": [None, "array-like"],

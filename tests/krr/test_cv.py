@@ -12,6 +12,7 @@ from sklearn.utils.estimator_checks import (
 
 from spectral_leverage import NystromKRRCV
 from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
+from spectral_leverage._validation import expected_failed_checks
 from spectral_leverage.krr import NystromKRR
 from spectral_leverage.krr.centers import choose_centers
 from spectral_leverage.krr.cv import default_length_scales, default_regs
@@ -76,16 +77,11 @@ def test_dask_input_is_refused():
         NystromKRRCV().fit(da.from_array(X, chunks=50), y)
 
 
-def random_centres(estimator) -> dict:
-    """The centres are a random draw from the rows: repeated rows draw from another index set."""
-    return {"check_sample_weight_equivalence_on_dense_data": random_centres.__doc__}
-
-
 # the defaults, and k-fold with small grids (the checks fit dozens of times)
 @parametrize_with_checks([NystromKRRCV(random_state=0),
                           NystromKRRCV(regs=[1e-4, 1e-2], length_scales=[1.0, 4.0], n_centers=20, cv=3,
                                        random_state=0)],
-                         expected_failed_checks=random_centres)
+                         expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
