@@ -71,11 +71,32 @@ def column_summary(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> low.tolist(), high.tolist(), bool(np.allclose(std, X.std(axis=0)))
     ([0.0, 1.0], [10.0, 11.0], True)
     """
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # redone below if so
+        low, high, std = _column_moments(X, None)
+    magnitude = np.maximum(np.abs(low), np.abs(high))
+    if np.any((magnitude > _SAFE_MAGNITUDE) | ((magnitude > 0) & (magnitude < 1 / _SAFE_MAGNITUDE))):
+        # again, each column divided by a power of two near its largest magnitude (exact), so that
+        # the squares neither overflow (beyond about 1e154 the deviation was NaN, which every range
+        # check let through) nor underflow; the deviation is scaled back exactly
+        unit = np.ldexp(1.0, np.frexp(magnitude)[1])
+        unit[unit == 0] = 1.0
+        std = _column_moments(X, unit)[2] * unit
+    return low, high, std
+
+
+#: column magnitudes within 2^±500 keep every square of column_summary in float64's normal range
+_SAFE_MAGNITUDE = 2.0**500
+
+
+def _column_moments(X: np.ndarray, unit: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`column_summary`'s pass, on the columns divided by ``unit`` (None: as they are)."""
     d = X.shape[1]
     low, high = np.full(d, np.inf), np.full(d, -np.inf)
     mean, squares, count = np.zeros(d), np.zeros(d), 0
     for rows in row_chunks(X.shape[0], 1.0, _SUMMARY_ROWS):
         block = np.array(X[rows].T, order="C", dtype=float)
+        if unit is not None:
+            block /= unit[:, None]
         size = block.shape[1]
         np.minimum(low, block.min(axis=1), out=low)
         np.maximum(high, block.max(axis=1), out=high)

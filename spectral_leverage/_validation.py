@@ -22,6 +22,8 @@ __all__ = [
     "POSITIVE",
     "POSITIVE_INT",
     "RANDOM_STATE",
+    "NumericInterval",
+    "check_bandwidth_range",
     "check_data",
     "check_density_range",
     "check_fitted_data",
@@ -29,6 +31,8 @@ __all__ = [
     "check_positive",
     "check_random_state",
     "check_samples",
+    "check_target",
+    "expected_failed_checks",
     "is_dask_collection",
     "renamed",
     "validate_params",
@@ -39,22 +43,45 @@ __all__ = [
 #: paper's rate on standardised data; cross-validate it for real use.
 DEFAULT_REG = 1e-3
 
+class NumericInterval(Interval):
+    """scikit-learn's ``Interval`` without the bools: ``Interval(Real, ...)`` and
+    ``Interval(Integral, ...)`` take ``True`` as 1, so ``reg=True`` would run as λ = 1. Every
+    numeric entry of the package's ``_parameter_constraints`` is one of these."""
+
+    def is_satisfied_by(self, val) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (not a bool)"
+
+
 # Entries of scikit-learn's ``_parameter_constraints``, shared by every estimator of the package.
-#: a Matérn or RBF kernel object, or None for the default of
-#: :func:`~spectral_leverage.kernels.resolve_kernel`: checked in ``fit`` by
-#: :func:`~spectral_leverage.kernels.parse_kernel`, whose message names the supported kernels
+#: a kernel object, or None for the default of :func:`~spectral_leverage.kernels.resolve_kernel`:
+#: checked in ``fit`` by :func:`~spectral_leverage.kernels.parse_kernel` (a Matérn or RBF kernel,
+#: its message names them) where the spectral density is needed, and by
+#: :func:`~spectral_leverage.samplers._dictionary.check_kernel` (any scikit-learn kernel object)
+#: in the dictionary samplers and the selectors, which only evaluate it
 KERNEL = "no_validation"
 #: a finite float > 0 (λ, bandwidths, dimensions)
-POSITIVE = [Interval(Real, 0, None, closed="neither")]
+POSITIVE = [NumericInterval(Real, 0, None, closed="neither")]
 #: an int >= 1 (sizes, counts)
-POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+POSITIVE_INT = [NumericInterval(Integral, 1, None, closed="left")]
 #: bytes of temporaries in all (one block of rows takes at most min(budget, 64 MiB))
-MEMORY_BUDGET = [Interval(Real, 1, None, closed="left")]
+MEMORY_BUDGET = [NumericInterval(Real, 1, None, closed="left")]
 #: joblib's ``n_jobs``: None, -1 and below (all cores but ...), or a count >= 1; not 0
-N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
+N_JOBS = [NumericInterval(Integral, None, -1, closed="right"),
+          NumericInterval(Integral, 1, None, closed="left"), None]
 #: what :func:`check_random_state` takes
-RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
+RANDOM_STATE = [None, NumericInterval(Integral, 0, None, closed="left"), np.random.Generator,
                 np.random.RandomState, np.random.SeedSequence]
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The scikit-learn estimator checks ``estimator`` is known to fail, each with its reason: its
+    class's ``_expected_failed_checks`` (empty if it has none), kept beside the estimator, for
+    ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)`` and
+    ``check_estimator(estimator, expected_failed_checks=expected_failed_checks(estimator))``."""
+    return dict(getattr(type(estimator), "_expected_failed_checks", {}))
 
 
 def validate_params(estimator) -> None:
@@ -86,6 +113,31 @@ def check_data(X, *, name: str = "X", min_samples: int = 2) -> np.ndarray:
     )
 
 
+def check_target(y, *, name: str = "y"):
+    """``y`` as given when it holds numbers (an object array of numbers as float64); a one-line
+    ``ValueError`` naming ``name`` for strings and other labels. scikit-learn's
+    ``validate_data(..., y_numeric=True)`` converts only object arrays and lets a string array
+    through, which then failed deep inside a fit (a ``UFuncTypeError`` after the centres were
+    drawn). Dask collections are checked by their dtype, without computing them; None is left
+    to scikit-learn's message."""
+    if y is None:
+        return y
+    dtype = getattr(y, "dtype", None)
+    if dtype is None:
+        y = np.asarray(y)
+        dtype = y.dtype
+    kind = getattr(dtype, "kind", "O")
+    if kind in "biufc":
+        return y
+    if kind == "O" and not is_dask_collection(y):
+        try:
+            return np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(f"{name} must hold numbers (a regression target), got dtype {dtype}: convert it "
+                     f"to floats ({name}.astype(float)) or, for class labels, use a classifier.")
+
+
 def check_fitted_data(estimator, X, *, fitted_attribute: str = "n_features_in_") -> np.ndarray:
     """Query data for a fitted estimator: ``NotFittedError`` before ``fit``, then a finite float64
     array (one row suffices) with the features seen in ``fit`` (scikit-learn's ``validate_data``)."""
@@ -111,6 +163,28 @@ def check_density_range(X: np.ndarray, *, name: str = "X") -> None:
         raise ValueError(
             f"{name}'s spread (standard deviations {np.min(std[std > 0]):.3g}..{np.max(std):.3g}) is too "
             f"extreme for float64 densities: standardise {name}."
+        )
+
+
+#: most bandwidths a feature's range may span: beyond, the Gaussian KDE's exponent r²/2 (r the
+#: distance in bandwidths) is rounded by more than log(float max), so its densities say nothing
+MAX_BANDWIDTH_SPAN = float(np.sqrt(np.log(np.finfo(float).max) / np.finfo(float).eps))
+
+
+def check_bandwidth_range(bandwidth: float, low, high, *, name: str = "bandwidth") -> None:
+    """Refuse a KDE bandwidth (a float in X's units) that leaves float64 relative to X, whose
+    features run from ``low`` to ``high``: a volume factor :math:`h^d` beyond 1e±250 (the densities
+    over- or underflow: ``bandwidth=1e-300`` raised an ``OverflowError`` laying out the grid) or a
+    range of more than :data:`MAX_BANDWIDTH_SPAN` bandwidths (about 1.8e9). A one-line
+    ``ValueError`` naming ``name`` and the fix."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        extent = float(np.max(high - low, initial=0.0))
+        span = extent / bandwidth
+    if abs(low.size * np.log10(bandwidth)) > MAX_LOG10_VOLUME or not span <= MAX_BANDWIDTH_SPAN:
+        raise ValueError(
+            f"{name}={bandwidth:.3g} is too extreme for float64 densities of X (features' ranges up "
+            f"to {extent:.3g}): pass a {name} near X's spread, or {name}='scott'."
         )
 
 
@@ -159,8 +233,15 @@ def warn_constant_features(std: np.ndarray, names=None) -> None:
                       UserWarning, stacklevel=3)
 
 
+def _refuse_bool(value, name: str, kind: str) -> None:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {kind}, not a bool; got {value!r}.")
+
+
 def check_positive(value, name: str) -> float:
-    """``value`` as a float > 0 and finite; ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    """``value`` as a float > 0 and finite; ``TypeError``/``ValueError`` naming ``name`` otherwise
+    (a bool is refused: ``True`` is not λ = 1)."""
+    _refuse_bool(value, name, "a float > 0")
     value = check_scalar(value, name, Real, min_val=0.0, include_boundaries="neither")
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}.")
@@ -168,7 +249,8 @@ def check_positive(value, name: str) -> float:
 
 
 def check_samples(n_samples, name: str = "n_samples") -> int:
-    """``n_samples`` as an int >= 1; ``TypeError``/``ValueError`` naming it otherwise."""
+    """``n_samples`` as an int >= 1; ``TypeError``/``ValueError`` naming it otherwise (a bool too)."""
+    _refuse_bool(n_samples, name, "an int >= 1")
     return int(check_scalar(n_samples, name, Integral, min_val=1))
 
 

@@ -278,3 +278,14 @@ def test_row_chunks_cover_the_rows_in_blocks_no_larger_than_the_cap():
         assert chunks[0].start == 0 and chunks[-1].stop == n
         assert all(a.stop == b.start for a, b in itertools.pairwise(chunks))
     assert [c.stop - c.start for c in row_chunks(3, 1e12, 2**30)] == [1, 1, 1]  # at least one row
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e300, 1e-200, 1e-300])
+def test_column_summary_standard_deviation_of_extreme_magnitudes(scale):
+    # finding 4: the squares overflowed beyond about 1e154 (a NaN deviation, which range checks let
+    # through) and underflowed below 1e-154; each column is now scaled by a power of two first
+    X = np.random.default_rng(0).normal(size=(500, 3)) * [1.0, 1e-3, 1e3]
+    low, high, std = column_summary(X * scale)
+    np.testing.assert_allclose(std, X.std(axis=0) * scale, rtol=1e-12)
+    np.testing.assert_array_equal(low, (X * scale).min(axis=0))
+    np.testing.assert_array_equal(high, (X * scale).max(axis=0))

@@ -7,7 +7,7 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 import spectral_leverage as sl
-from spectral_leverage._validation import check_density_range, check_kernel_range
+from spectral_leverage._validation import check_bandwidth_range, check_density_range, check_kernel_range
 from spectral_leverage.density import BinnedDensity, KNNDensity, TreeDensity
 
 REFUSAL = "too extreme for float64 kernel values: standardise X"
@@ -70,3 +70,50 @@ def test_density_range_passes_ordinary_and_constant_data():
     X[:, 1] = 0.0
     check_density_range(X)
     assert np.all(np.isfinite(TreeDensity(random_state=0).fit(X[:, [0, 2]]).density(X[:, [0, 2]])))
+
+
+REGRESSORS = [sl.NystromKRR(n_centers=10, random_state=0),
+              sl.NystromKRRCV(regs=[1e-2], length_scales=[1.0], n_centers=10, random_state=0),
+              sl.SketchedKRR(sketch_size=10, random_state=0),
+              sl.RandomFourierKRR(n_features=10, random_state=0)]
+
+
+@pytest.mark.parametrize("estimator", REGRESSORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("labels", [np.array(list("ab" * 20)), list("ab" * 20),
+                                    np.array(list("ab" * 20), dtype=object)], ids=["str", "list", "object"])
+def test_string_y_is_refused_by_every_regressor(estimator, labels):
+    # finding 3: a UFuncTypeError once the centres were drawn
+    X = np.random.default_rng(4).normal(size=(40, 2))
+    with pytest.raises(ValueError, match=r"^y must hold numbers .* convert it to floats"):
+        estimator.fit(X, labels)
+
+
+@pytest.mark.parametrize("estimator", REGRESSORS, ids=lambda e: type(e).__name__)
+def test_numbers_in_an_object_y_are_a_target(estimator):
+    X = np.random.default_rng(4).normal(size=(40, 2))
+    y = X[:, 0]
+    expected = estimator.fit(X, y).predict(X)
+    np.testing.assert_array_equal(estimator.fit(X, y.astype(object)).predict(X), expected)
+
+
+def test_string_y_on_dask_is_refused_by_its_dtype():
+    da = pytest.importorskip("dask.array")
+    X = da.from_array(np.random.default_rng(4).normal(size=(40, 2)), chunks=20)
+    with pytest.raises(ValueError, match=r"^y must hold numbers"):
+        sl.NystromKRR(n_centers=10).fit(X, da.from_array(np.array(list("ab" * 20)), chunks=20))
+
+
+@pytest.mark.parametrize("estimator", [BinnedDensity, TreeDensity], ids=lambda e: e.__name__)
+@pytest.mark.parametrize("bandwidth", [1e-300, 1e-10, 1e150, 1e300])
+def test_density_estimators_refuse_a_bandwidth_beyond_float64(estimator, bandwidth):
+    # finding 5's density estimators: an OverflowError (binned grid) or NaN/inf densities (tree)
+    X = np.random.default_rng(2).normal(size=(200, 2))
+    with pytest.raises(ValueError, match=r"^bandwidth=.* too extreme for float64 densities of X"):
+        estimator(bandwidth).fit(X)
+
+
+def test_bandwidth_range_passes_bandwidths_float64_can_carry():
+    for bandwidth in (1e-5, 1.0, 1e40):
+        check_bandwidth_range(bandwidth, [-3.0, -3.0], [3.0, 3.0])
+    with pytest.raises(ValueError, match="bandwidth=1e-09"):
+        check_bandwidth_range(1e-9, [0.0], [10.0])

@@ -27,6 +27,7 @@ import dask.array as da
 import numpy as np
 
 from .._blocks import in_task
+from .._validation import check_target
 from ._inverse_cdf import SEGMENT, locate, segment_totals, split_draws
 
 name = "dask"
@@ -113,6 +114,7 @@ def validate_xy(estimator, X, y) -> tuple[da.Array, da.Array, int]:
     """(X, y as a 2-D float64 Dask array with X's row chunks, y's own ndim); y may be in memory."""
     X = validate(estimator, X)
     n = X.shape[0]
+    y = check_target(y)
     if hasattr(y, "to_dask_array"):  # Dask Series / DataFrame
         y = y.to_dask_array(lengths=True)
     if not isinstance(y, da.Array):

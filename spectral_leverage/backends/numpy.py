@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._blocks import column_summary
+from .._validation import check_target
 from ._inverse_cdf import locate, segment_totals, split_draws
 
 name = "numpy"
@@ -24,8 +25,8 @@ def validate(estimator, X, *, reset: bool = True, min_samples: int = 2) -> np.nd
 
 def validate_xy(estimator, X, y) -> tuple[np.ndarray, np.ndarray, int]:
     """(X, y as a 2-D float64 array, y's own ndim), checked together by ``validate_data``."""
-    X, y = validate_data(estimator, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
-                         ensure_min_samples=2)
+    X, y = validate_data(estimator, X, check_target(y), dtype=np.float64, multi_output=True,
+                         y_numeric=True, ensure_min_samples=2)
     return X, y.reshape(X.shape[0], -1), y.ndim
 
 

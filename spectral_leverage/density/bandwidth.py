@@ -17,7 +17,7 @@ from numbers import Real
 import numpy as np
 
 from .._blocks import column_summary
-from .._validation import check_random_state, check_samples
+from .._validation import check_bandwidth_range, check_random_state, check_samples
 
 __all__ = ["bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_scale"]
 
@@ -75,7 +75,9 @@ def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     """Per-feature bandwidths, shape (d,): a rule applied to the robust scales of X's columns
-    (:func:`robust_scale`; constant columns count as 1) with X's row count, or an isotropic float.
+    (:func:`robust_scale`; constant columns count as 1) with X's row count, or an isotropic float
+    (refused by :func:`~spectral_leverage._validation.check_bandwidth_range` when it leaves float64
+    on X).
 
     Examples
     --------
@@ -88,10 +90,12 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     """
     bandwidth = check_bandwidth(bandwidth)
     n, d = X.shape
+    low, high, sigma = column_summary(X)
     if isinstance(bandwidth, str):
-        sigma = robust_scale(column_summary(X)[2], X)
+        sigma = robust_scale(sigma, X)
         sigma[sigma == 0] = 1.0
         return sigma * bandwidth_factor(bandwidth, n, d)
+    check_bandwidth_range(bandwidth, low, high)
     return np.full(d, bandwidth)
 
 

@@ -9,7 +9,6 @@ import numpy as np
 from pykdtree.kdtree import KDTree
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, progress, row_chunks
@@ -17,6 +16,7 @@ from .._validation import (
     MEMORY_BUDGET,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_density_range,
     check_fitted_data,
     validate_params,
@@ -65,9 +65,9 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "dim": [Interval(Real, 1, None, closed="left"), None],
+        "dim": [NumericInterval(Real, 1, None, closed="left"), None],
         "n_neighbors": POSITIVE_INT,
-        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "max_samples": [NumericInterval(Integral, 1, None, closed="left"), None],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],

@@ -56,7 +56,7 @@ from typing import ClassVar
 import numpy as np
 from pykdtree.kdtree import KDTree
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, N_THREADS, on_all_cores, progress, row_chunks, use_n_jobs
@@ -65,6 +65,7 @@ from .._validation import (
     N_JOBS,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_density_range,
     check_fitted_data,
     validate_params,
@@ -120,8 +121,8 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
-        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "bandwidth": [StrOptions({"scott", "silverman"}), NumericInterval(Real, 0, None, closed="neither")],
+        "max_samples": [NumericInterval(Integral, 1, None, closed="left"), None],
         "n_interp": POSITIVE_INT,
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,

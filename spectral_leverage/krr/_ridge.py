@@ -7,6 +7,7 @@ import scipy.linalg
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import validate_data
 
+from .._validation import check_target
 from ..kernels import StationaryKernel, parse_kernel, resolve_kernel
 
 __all__ = ["check_fit_data", "ridge_solve"]
@@ -16,7 +17,7 @@ def check_fit_data(estimator, X, y) -> tuple[np.ndarray, np.ndarray, StationaryK
     """(X, y, parsed kernel) checked for ``estimator``'s fit by scikit-learn's ``validate_data``
     (which also records ``n_features_in_`` and ``feature_names_in_``): finite float64, n >= 2, y of
     shape (n,) or (n, t)."""
-    X, y = validate_data(estimator, X, y, validate_separately=(
+    X, y = validate_data(estimator, X, check_target(y), validate_separately=(
         dict(dtype=np.float64, ensure_2d=True, ensure_all_finite=True, ensure_min_samples=2),
         dict(dtype=np.float64, ensure_2d=False, allow_nd=True, ensure_all_finite=True),
     ))

@@ -197,6 +197,11 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
         W = solve_triangular(T, W, trans="T", check_finite=False) / total + reg * V
         return solve_triangular(A, W, trans="T", check_finite=False)
 
+    # CG on each column of rhs divided by its largest entry, then scaled back: the residual's
+    # squares of y × 1e-200 (× 1e155) under- (over-)flowed, and the iteration stopped at zero
+    unit = np.max(np.abs(rhs), axis=0)
+    unit[unit == 0] = 1.0
+    rhs = rhs / unit
     beta = np.zeros_like(rhs)
     r = rhs.copy()
     p = r.copy()
@@ -224,7 +229,7 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
             ConvergenceWarning,
             stacklevel=3,
         )
-    coef = solve_triangular(T, solve_triangular(A, beta, check_finite=False), check_finite=False)
+    coef = solve_triangular(T, solve_triangular(A, beta * unit, check_finite=False), check_finite=False)
     return coef, y_mean - k_mean @ coef, n_iter
 
 

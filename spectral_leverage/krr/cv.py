@@ -14,7 +14,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -23,7 +23,9 @@ from .._validation import (
     MEMORY_BUDGET,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_random_state,
+    check_target,
     validate_params,
 )
 from ..backends import backend_for
@@ -32,7 +34,8 @@ from .centers import choose_centers, positive_rows
 from .nystrom import SAMPLER, NystromKRR
 from .reg_path import held_out_error, nystrom_path
 
-__all__ = ["NystromKRRCV", "default_length_scales", "default_regs"]
+__all__ = ["NystromKRRCV", "default_length_scales", "default_regs", "explicit_splits",
+           "standardised_target"]
 
 _N_REGS = 20
 _LENGTH_FACTORS = (0.125, 0.25, 0.5, 1.0)
@@ -69,6 +72,58 @@ def _check_grid(values, name: str) -> np.ndarray:
             f"pass None for the default grid."
         )
     return np.unique(grid)
+
+
+def standardised_target(Y: np.ndarray, weights: np.ndarray | None,
+                        fit_intercept: bool) -> tuple[np.ndarray, float]:
+    r"""(Y centred by its weighted mean when ``fit_intercept`` and divided by a scale s, s): the
+    criteria are then computed on values of order one, whatever y's units. On y itself their
+    squares under- or overflow (y × 1e-200 gave every criterion 0, y × 1e155 gave inf, and the
+    largest λ and shortest ℓ were chosen). s is the weighted root mean square of the centred
+    values (one s for every output, so the mean over outputs weighs them as before; computed
+    relative to the largest :math:`|y|`, so that its squares stay in range), 1 for a constant y.
+    The chosen (λ, ℓ) do not change: an intercept absorbs the shift, and the criteria scale
+    by :math:`s^2`."""
+    peak = float(np.max(np.abs(Y), initial=0.0))
+    if peak == 0:
+        return Y, 1.0
+    Y = Y / peak
+    if fit_intercept:
+        Y = Y - np.average(Y, axis=0, weights=weights)
+    spread = float(np.sqrt(np.average(np.mean(Y**2, axis=1), weights=weights)))
+    if spread == 0:
+        return Y, 1.0
+    return Y / spread, peak * spread
+
+
+def explicit_splits(splits, n: int, rows: np.ndarray | None) -> list:
+    """The user's (train, test) pairs of row indices of X (n rows) as indices into ``rows``, the
+    rows of positive weight (None: every row): zero-weight rows leave both sides. A ``ValueError``
+    names ``cv`` for indices outside 0..n-1 and for a split left without two training rows or a
+    held-out row of positive weight."""
+    position = np.arange(n)
+    if rows is not None:
+        position = np.full(n, -1)
+        position[rows] = np.arange(rows.size)
+    out = []
+    for k, pair in enumerate(splits):
+        mapped = []
+        for side, idx in zip(("train", "test"), pair, strict=True):
+            idx = np.asarray(idx)
+            if idx.dtype == bool and idx.shape == (n,):
+                idx = np.flatnonzero(idx)
+            if idx.ndim != 1 or (idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0
+                                               or idx.max() >= n)):
+                raise ValueError(f"cv's split {k} has {side} indices that are not rows 0..{n - 1} of X: "
+                                 "give (train, test) pairs of row indices of X.")
+            at = position[idx.astype(np.intp)]
+            mapped.append(at[at >= 0])
+        if mapped[0].size < 2 or mapped[1].size == 0:
+            raise ValueError(f"cv's split {k} leaves {mapped[0].size} training and {mapped[1].size} "
+                             "held-out rows of positive sample_weight: give every split at least two "
+                             "training rows and one held-out row of positive weight.")
+        out.append(tuple(mapped))
+    return out
 
 
 def _with_length_scale(kernel, length_scale: float):
@@ -110,7 +165,9 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         :math:`[S_\lambda]_{ii}` by their mean, which the centres (rows whose own kernel function
         is in the model) make far from uniform; on CCPP (RBF) GCV chose ℓ = 0.31 and a test RMSE
         8 % above leave-one-out's choice, for one more pass over the data per ℓ
-        (docs/notes/krr-cv.md).
+        (docs/notes/krr-cv.md). An int or a splitter splits the rows of positive
+        ``sample_weight``; explicit (train, test) pairs are row indices of X, and rows of zero
+        weight leave them (:func:`explicit_splits`).
     sampler : str or LeverageSampler, default="spectral"
         As in :class:`NystromKRR`.
     fit_intercept : bool, default=True
@@ -132,11 +189,13 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     best_estimator_ : NystromKRR
         Fitted on all the data at ``reg_`` and ``kernel_``; ``predict`` delegates to it.
     best_score_ : float
-        Minus the chosen criterion (a weighted mean squared error).
+        Minus the chosen criterion (a weighted mean squared error, in y's units). The criteria are
+        computed on y standardised (:func:`standardised_target`), so the choice does not depend on
+        y's scale.
     cv_results_ : dict of ndarray
         One entry per (ℓ, λ), ℓ-major: ``param_length_scale``, ``param_reg``, ``mean_test_score``
-        (minus the criterion), ``rank_test_score``, ``n_centers`` (the centres scored: the second
-        pass's for the chosen ℓ), ``effective_degrees_of_freedom``
+        (minus the criterion, in y's units), ``rank_test_score``, ``n_centers`` (the centres
+        scored: the second pass's for the chosen ℓ), ``effective_degrees_of_freedom``
         (:math:`\operatorname{tr}S_\lambda`, GCV and LOO), and ``split<k>_test_score`` for k-fold.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -153,12 +212,22 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     (True, (80,))
     """
 
+    #: scikit-learn checks this estimator fails by design (:func:`~spectral_leverage._validation.
+    #: expected_failed_checks`)
+    _expected_failed_checks: ClassVar[dict[str, str]] = {
+        "check_sample_weight_equivalence_on_dense_data":
+            "leave-one-out and GCV count a repeated row as several (leaving one copy out keeps "
+            "the others), and the default length scales' median distance counts repeats, so the "
+            "chosen (λ, ℓ) differ; the centres are a random draw too (with one (λ, ℓ) and every row "
+            "a centre the check passes: tests/krr/test_cv.py)",
+    }
+
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "regs": [None, "array-like"],
         "length_scales": [None, "array-like"],
         "n_centers": [*POSITIVE_INT, StrOptions({"auto"})],
-        "cv": [StrOptions({"gcv", "loo"}), Interval(Integral, 2, None, closed="left"), "cv_object"],
+        "cv": [StrOptions({"gcv", "loo"}), NumericInterval(Integral, 2, None, closed="left"), "cv_object"],
         "sampler": SAMPLER,
         "fit_intercept": ["boolean"],
         "memory_budget": MEMORY_BUDGET,
@@ -200,19 +269,20 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         """
         validate_params(self)
         backend_for(X, y).require_in_memory("NystromKRRCV", "compute the arrays, or fit NystromKRR")
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
+        X, y = validate_data(self, X, check_target(y), dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
         kernel = resolve_kernel(self.kernel)
         parse_kernel(kernel).check_inputs(X)
-        Xw, Y, weights = X, y.reshape(X.shape[0], -1), None
+        Xw, Y, rows, weights = X, y.reshape(X.shape[0], -1), None, None
         if sample_weight is not None:
             rows, weights = positive_rows(X, sample_weight)
             Xw, Y = X[rows], Y[rows]
+        Y, y_scale = standardised_target(Y, weights, self.fit_intercept)
         rng = check_random_state(self.random_state)
         regs = default_regs(Xw.shape[0]) if self.regs is None else _check_grid(self.regs, "regs")
         scales = default_length_scales(Xw, rng) if self.length_scales is None else _check_grid(
             self.length_scales, "length_scales")
-        splits = None if isinstance(self.cv, str) else list(check_cv(self.cv).split(Xw, Y))
+        splits = self._splits(Xw, Y, X.shape[0], rows)
         reference = float(np.exp(np.mean(np.log(regs))))
         seeds = rng.integers(2**31 - 1, size=scales.size)
         passes = [self._path(Xw, Y, weights, kernel, ell, reference, seed, regs, splits)
@@ -224,7 +294,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             if again["n_centers"] > passes[best]["n_centers"]:
                 passes[best] = again
                 best, chosen = self._best(passes)
-        self.cv_results_ = self._results(passes, scales, regs)
+        self.cv_results_ = self._results(passes, scales, regs, y_scale)
         self.reg_, self.length_scale_ = float(regs[chosen]), float(scales[best])
         self.kernel_ = _with_length_scale(kernel, self.length_scale_)
         self.best_score_ = float(self.cv_results_["mean_test_score"][best * regs.size + chosen])
@@ -235,6 +305,17 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         ).fit(X, y, sample_weight=sample_weight)
         self.n_centers_ = int(self.best_estimator_.center_indices_.size)
         return self
+
+    def _splits(self, X, Y, n: int, rows) -> list | None:
+        """(train, test) indices into the rows of positive weight, X and Y: None for GCV and
+        leave-one-out; an int or a splitter splits those rows (dropping a zero-weight row is then
+        the same as giving it weight zero); explicit (train, test) pairs index the n rows the user
+        gave, so they are checked against n and mapped onto the rows of positive weight."""
+        if isinstance(self.cv, str):
+            return None
+        if isinstance(self.cv, Integral) or hasattr(self.cv, "split"):
+            return list(check_cv(self.cv).split(X, Y))
+        return explicit_splits(check_cv(self.cv).split(), n, rows)
 
     def _path(self, X, Y, weights, kernel, ell: float, reg: float, seed, regs, splits) -> dict:
         """The criterion at every λ for one ℓ, on centres drawn at ``reg``."""
@@ -265,7 +346,9 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         return errors, np.full(regs.size, np.nan)
 
     @staticmethod
-    def _results(passes: list, scales: np.ndarray, regs: np.ndarray) -> dict:
+    def _results(passes: list, scales: np.ndarray, regs: np.ndarray, y_scale: float) -> dict:
+        """``cv_results_``: the criteria, computed on the standardised target, in y's units
+        (times ``y_scale`` squared; ±inf where that leaves float64, the ranks unaffected)."""
         L = regs.size
         results = {
             "param_length_scale": np.repeat(scales, L),
@@ -273,11 +356,12 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             "n_centers": np.repeat([p["n_centers"] for p in passes], L),
             "effective_degrees_of_freedom": np.concatenate([p["df"] for p in passes]),
         }
-        if passes[0]["folds"] is not None:
-            for k, fold in enumerate(np.concatenate([p["folds"] for p in passes], axis=-1)):
-                results[f"split{k}_test_score"] = -fold
-        error = np.concatenate([p["error"] for p in passes])
-        results["mean_test_score"] = -error
+        with np.errstate(over="ignore"):
+            if passes[0]["folds"] is not None:
+                for k, fold in enumerate(np.concatenate([p["folds"] for p in passes], axis=-1)):
+                    results[f"split{k}_test_score"] = -fold * np.float64(y_scale) ** 2
+            error = np.concatenate([p["error"] for p in passes])
+            results["mean_test_score"] = -error * np.float64(y_scale) ** 2
         results["rank_test_score"] = np.argsort(np.argsort(error, kind="stable"), kind="stable") + 1
         return results
 

@@ -46,7 +46,7 @@ import numpy as np
 from scipy.linalg import eigh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.cluster import KMeans, MiniBatchKMeans
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -55,6 +55,7 @@ from .._validation import (
     MEMORY_BUDGET,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_random_state,
     validate_params,
 )
@@ -181,7 +182,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         "n_landmarks": [*POSITIVE_INT, StrOptions({"auto"})],
         "sampler": [StrOptions(set(LANDMARK_SAMPLERS)), LeverageSampler, KMeans, MiniBatchKMeans],
         "approximation": [StrOptions({"nystrom", "fourier"})],
-        "max_candidates": [Interval(Integral, 2, None, closed="left")],
+        "max_candidates": [NumericInterval(Integral, 2, None, closed="left")],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
     }
@@ -204,7 +205,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         n, d = X.shape
         kernel = resolve_kernel(self.kernel)
         parsed = parse_kernel(kernel)
-        parsed.check_n_features(d)
+        parsed.check_inputs(X)  # the number of features, and distances within float64 kernel values
         m = auto_landmarks(self.n_components) if self.n_landmarks == "auto" else self.n_landmarks
         if self.approximation == "fourier":
             self.landmarks_ = self.landmark_indices_ = None

@@ -155,6 +155,16 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     True
     """
 
+    #: scikit-learn checks this estimator fails by design (:func:`~spectral_leverage._validation.
+    #: expected_failed_checks`)
+    _expected_failed_checks: ClassVar[dict[str, str]] = {
+        "check_sample_weight_equivalence_on_dense_data":
+            "with fewer centres than rows the centres are a random draw of rows, and repeated "
+            "rows are other rows to draw from: the fit differs although the solve agrees (integer "
+            "weights are repeated rows on the same centres: tests/krr/test_nystrom_weights.py; with "
+            "every row a centre, n_centers >= n, the check passes)",
+    }
+
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,

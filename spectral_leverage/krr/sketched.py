@@ -9,6 +9,7 @@ orthogonal system).
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -85,7 +86,8 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
     reg : float, default=1e-3
         :math:`\lambda > 0`.
     sketch_size : int, default=100
-        Sketch dimension :math:`m`, 1 <= m <= n.
+        Sketch dimension :math:`m >= 1`; above n it warns and uses m = n (as scikit-learn's
+        ``Nystroem`` clamps ``n_components``).
     sketch : {"gaussian", "ros"}, default="gaussian"
     force : bool, default=False
         Allow n above 30 000.
@@ -102,7 +104,7 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
     dual_coef_ : ndarray of shape (n,) or (n, n_outputs)
         :math:`S^\top\hat\alpha`: ``predict(x) = kernel(x, X_fit_) @ dual_coef_``.
     sketch_coef_ : ndarray of shape (m,) or (m, n_outputs)
-        :math:`\hat\alpha`.
+        :math:`\hat\alpha`, m = min(sketch_size, n).
     rank_ : int
         Numerical rank of :math:`S K S^\top` used in the solve (at most m).
     n_features_in_ : int
@@ -198,7 +200,9 @@ class SketchedKRR(RegressorMixin, BaseEstimator):
         reg = check_positive(self.reg, "reg")
         m = self.sketch_size
         if m > n:
-            raise ValueError(f"sketch_size must be at most n = {n}, got {m}.")
+            warnings.warn(f"sketch_size={m} is larger than the number of samples n={n}: using n.",
+                          UserWarning, stacklevel=2)
+            m = n
         if n > MAX_EXACT_SAMPLES and not self.force:
             raise ValueError(
                 f"sketched KRR needs all n² = {float(n) ** 2:.1e} kernel evaluations for n={n}; "

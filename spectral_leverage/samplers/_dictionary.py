@@ -45,6 +45,7 @@ __all__ = [
     "check_kernel",
     "check_scoring",
     "dictionary_scores",
+    "indefinite_dictionary_error",
     "nystrom_leverage",
     "plan_blocks",
     "weighted_rls",
@@ -64,21 +65,47 @@ MIN_BLOCK_ROWS = 256
 
 
 def check_kernel(kernel, X=None):
-    """``kernel`` if it is a scikit-learn-style kernel (callable with a ``diag`` method), else
-    TypeError; with X, a Matérn or RBF kernel's values on X must fit float64
-    (:meth:`~spectral_leverage.kernels.StationaryKernel.check_inputs`; other kernels are used as is)."""
+    """``kernel`` if it is a scikit-learn-style kernel object (callable with a ``diag`` method), else
+    a ``TypeError`` naming the kernel objects accepted (a string such as ``'rbf'`` included). With
+    X, a Matérn or RBF kernel's values on X must fit float64
+    (:meth:`~spectral_leverage.kernels.StationaryKernel.check_inputs`) and its amplitude be > 0
+    (:func:`~spectral_leverage.kernels.parse_kernel`); any other kernel is used as is, once its
+    diagonal :math:`k(x, x)` on X is finite and >= 0 (a negative ``ConstantKernel`` amplitude, say,
+    is refused by name)."""
     if not (callable(kernel) and callable(getattr(kernel, "diag", None))):
         raise TypeError(
-            "kernel must be a scikit-learn kernel object (kernel(X, Y) gives the matrix, "
-            f"kernel.diag(X) the diagonal), got {kernel!r}."
+            "kernel must be a scikit-learn kernel object, e.g. Matern(length_scale=1.0, nu=1.5) or "
+            "RBF(1.0) from sklearn.gaussian_process.kernels (any object with kernel(X, Y) and "
+            f"kernel.diag(X)), got {kernel!r}."
         )
     if X is not None:
         try:
             spec = parse_kernel(kernel)
         except TypeError:
+            diag = np.asarray(kernel.diag(X), dtype=float)
+            if not np.all(np.isfinite(diag) & (diag >= 0)):
+                raise ValueError(
+                    f"kernel {kernel!r} has k(x, x) = {np.min(diag):.3g} on X, but a kernel's diagonal is "
+                    "finite and >= 0: give ConstantKernel an amplitude > 0.") from None
             return kernel
         spec.check_inputs(X)
     return kernel
+
+
+def indefinite_dictionary_error(kernel, what: str) -> np.linalg.LinAlgError:
+    """The error for a dictionary matrix that Cholesky cannot factor: a Matérn or RBF kernel's
+    (:func:`~spectral_leverage.kernels.indefinite_kernel_error`: scikit-learn's ``Matern`` at a
+    general ν), or one naming any other kernel, which the dictionary samplers accept but which may
+    not be positive definite on X (``ExpSineSquared`` of more than one feature is not)."""
+    try:
+        parse_kernel(kernel)
+    except (TypeError, ValueError):
+        return np.linalg.LinAlgError(
+            f"{what}: the matrix is not positive semi-definite, so kernel {kernel!r} is not positive "
+            "definite on X (ExpSineSquared of several features is not): use a positive definite "
+            "kernel such as Matern or RBF."
+        )
+    return indefinite_kernel_error(what)
 
 
 def check_scoring(scoring) -> str:
@@ -167,8 +194,8 @@ def weighted_rls(
     try:
         chol, _ = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
     except np.linalg.LinAlgError:
-        raise indefinite_kernel_error("Cholesky factorisation of the dictionary's kernel matrix plus "
-                                      f"its ridge {gamma:.3g} failed") from None
+        raise indefinite_dictionary_error(kernel, "Cholesky factorisation of the dictionary's kernel "
+                                          f"matrix plus its ridge {gamma:.3g} failed") from None
     out = np.empty(X.shape[0])
     for rows in blocks:
         Z = solve_triangular(

@@ -6,7 +6,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -16,6 +16,7 @@ from .._validation import (
     MEMORY_BUDGET,
     POSITIVE,
     RANDOM_STATE,
+    NumericInterval,
     check_positive,
     check_random_state,
     validate_params,
@@ -103,8 +104,8 @@ class BLESS(LeverageSampler):
     _parameter_constraints: ClassVar[dict] = {
         "kernel": KERNEL,
         "reg": POSITIVE,
-        "qbar": [Interval(Real, 1, None, closed="left")],
-        "n_steps": [Interval(Integral, 2, None, closed="left"), None],
+        "qbar": [NumericInterval(Real, 1, None, closed="left")],
+        "n_steps": [NumericInterval(Integral, 2, None, closed="left"), None],
         "scoring": [StrOptions(set(SCORINGS))],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,

@@ -6,7 +6,7 @@ from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -17,6 +17,7 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_positive,
     check_random_state,
     validate_params,
@@ -103,7 +104,7 @@ class RecursiveRLS(LeverageSampler):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "sample_size": [*POSITIVE_INT, None],
-        "oversampling": [Interval(Real, 1, None, closed="left"), None],
+        "oversampling": [NumericInterval(Real, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(SCORINGS))],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,

@@ -37,11 +37,13 @@ from .._validation import (
     POSITIVE,
     check_random_state,
     check_samples,
+    check_target,
     validate_params,
 )
 from ..kernels import resolve_kernel
 from ..pivoted_cholesky import PIVOT_BLOCK, rp_cholesky
 from ..ridge_gcv import factor_gcv
+from ._dictionary import check_kernel
 from .uniform import UniformSampler
 
 __all__ = ["KMEANS_ITER", "AdaptiveCholesky", "CenterSelector",
@@ -87,7 +89,9 @@ class CenterSelector(UniformSampler):
     Parameters
     ----------
     kernel : sklearn kernel or None, default=None
-        None is ``Matern(length_scale=1.0, nu=1.5)``.
+        Any scikit-learn kernel object (the Cholesky selectors only evaluate it; k-means does not
+        use it), checked in :meth:`fit` by :func:`~spectral_leverage.samplers._dictionary.check_kernel`
+        (a string, or a negative amplitude, is refused); None is ``Matern(length_scale=1.0, nu=1.5)``.
     reg : float or None, default=1e-3
         :math:`\\lambda`; unused by the baselines (accepted so that every method shares one
         signature).
@@ -101,6 +105,7 @@ class CenterSelector(UniformSampler):
         """Keep X (a reference) for the selection; uniform ``scores_``."""
         validate_params(self)
         self._X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_kernel(resolve_kernel(self.kernel), self._X)
         self._set_scores(self._fit_scores(self._X))
         if not self._estimates_leverage:
             self.effective_dimension_ = float("nan")
@@ -293,7 +298,7 @@ class AdaptiveCholesky(_CholeskySelector):
         super().fit(X)
         self._y = None
         if y is not None:
-            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+            y = check_array(check_target(y), ensure_2d=False, dtype=np.float64, input_name="y")
             check_consistent_length(self._X, y)
             self._y = y
         return self

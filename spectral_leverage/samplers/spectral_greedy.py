@@ -25,10 +25,10 @@ from numbers import Integral
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
-from .._validation import DEFAULT_REG
+from .._validation import DEFAULT_REG, NumericInterval
 from ..kernels import resolve_kernel
 from ..pivoted_cholesky import rp_cholesky
 from ..spectral import SpectralLeverage
@@ -77,7 +77,7 @@ class SpectralGreedy(CenterSelector):
     _estimates_leverage: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict] = {
         **CenterSelector._parameter_constraints,
-        "pool_factor": [Interval(Integral, 1, None, closed="left")],
+        "pool_factor": [NumericInterval(Integral, 1, None, closed="left")],
         "algorithm": [StrOptions({"density", "auto"})],
     }
 

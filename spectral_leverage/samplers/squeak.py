@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
@@ -22,6 +22,7 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_positive,
     check_random_state,
     validate_params,
@@ -113,7 +114,7 @@ class SQUEAK(LeverageSampler):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "qbar": POSITIVE_INT,
-        "eps": [Interval(Real, 0, 1, closed="left")],
+        "eps": [NumericInterval(Real, 0, 1, closed="left")],
         "batch_size": [*POSITIVE_INT, None],
         "scoring": [StrOptions(set(SCORINGS))],
         "memory_budget": MEMORY_BUDGET,

@@ -84,7 +84,7 @@ import scipy.linalg
 from pykdtree.kdtree import KDTree
 from scipy.spatial import cKDTree
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads, on_all_cores, row_chunks
+from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads, on_all_cores, progress, row_chunks
 from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
 from .tail import TailVariance
 
@@ -170,7 +170,8 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
 
 def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: np.ndarray,
                       density: np.ndarray, dim: float, *, forced: bool, max_samples: int | None,
-                      memory_budget: float, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+                      memory_budget: float, rng: np.random.Generator,
+                      verbose: bool = False) -> tuple[np.ndarray, str]:
     r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
     with the plan of :func:`full_scale_plan` for the effective dimension of the density formula's
     ``density_scores``, or those scores themselves where the factor says they are the better
@@ -201,14 +202,14 @@ def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: n
     leverage, _ = full_scale_leverage(
         X, kernel, spec, reg, density=np.asarray(density, dtype=float), dim=dim, max_pivots=max_pivots,
         n_neighbors=neighbours, max_samples=max_samples, memory_budget=memory_budget, rng=rng,
-        pivots=pivots)
+        pivots=pivots, verbose=verbose)
     return n * leverage, "full-scale"
 
 
 def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.ndarray, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
-                        rng: np.random.Generator,
-                        pivots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                        rng: np.random.Generator, pivots: np.ndarray | None = None,
+                        verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
     Parameters
@@ -237,6 +238,8 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     pivots : ndarray of int or None, default=None
         Pivot rows drawn already (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`);
         None draws them.
+    verbose : bool, default=False
+        Progress bars (stderr) over the far field's and the near field's row blocks.
 
     Returns
     -------
@@ -274,7 +277,8 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     residual = np.empty(n)
     precision = np.eye(root.shape[1])
     kept = np.empty((2, n, root.shape[1])) if k and 16.0 * n * root.shape[1] <= quarter else None
-    for rows in row_chunks(n, per_row, quarter):
+    for rows in progress(list(row_chunks(n, per_row, quarter)), verbose=verbose, desc="full-scale far field",
+                         unit="block"):
         F = kernel(X[rows], X[pivots]) @ root
         residual[rows] = np.maximum(diag[rows] - np.einsum("ij,ij->i", F, F), 0.0)
         precision += (F / (residual[rows] + gamma)[:, None]).T @ F
@@ -300,16 +304,22 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
         per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
             + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
 
+        blocks = list(row_chunks(n, per_block_row, quarter / max_threads()))
+        bar = progress(total=len(blocks), verbose=verbose, desc="full-scale near field", unit="block")
+
         def fill(chunk: slice) -> None:
             rows = order[chunk]
             variance[rows] = near_field.variance(_neighbour_blocks(tree, Z, rows, k), Z)
+            bar.update(1)
 
         # the near blocks over the n_jobs threads, a quarter of the budget between them
-        on_all_cores(fill, row_chunks(n, per_block_row, quarter / max_threads()))
+        with bar:
+            on_all_cores(fill, blocks)
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
         tail = TailVariance(spec.unit, reg, dim, (float(density.min()), float(density.max()))) \
             if residual.max(initial=0.0) > 0 else (lambda p, r: r)
-        for rows in row_chunks(n, per_row, quarter):
+        for rows in progress(list(row_chunks(n, per_row, quarter)), verbose=verbose, desc="full-scale tail",
+                             unit="block"):
             variance[rows] = near_field.variance_alone(rows, tail(density[rows], residual[rows]))
         _warn_if_tail_in_high_dimension(left / (captured + left) if left > 0 else 0.0, dim)
     return variance / (variance + gamma), pivots

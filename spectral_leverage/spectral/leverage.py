@@ -24,10 +24,10 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, use_n_jobs
+from .._blocks import DEFAULT_MEMORY_BUDGET, progress, use_n_jobs
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
@@ -36,6 +36,7 @@ from .._validation import (
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
+    NumericInterval,
     check_random_state,
     renamed,
     validate_params,
@@ -71,6 +72,15 @@ logger = logging.getLogger(__name__)
 #: d, ℓ and λ measured (n = 2000 standard normal rows, d = 1, 3, 8, ℓ = 0.5 and 2, λ = 1e-2..1/n:
 #: 0.96-0.99 of the exact effective dimension at ν = 0.05, 0.87-0.98 at 0.03, 0.51-0.87 at 0.01).
 MIN_NU = 0.05
+
+#: stages of the fit's progress bar: column statistics, density, integral, scores (density or full-scale)
+_STAGES = 4
+
+
+def _stage(bar, done: str) -> None:
+    """One more stage of ``bar`` done, named after it."""
+    bar.set_postfix_str(done, refresh=False)
+    bar.update(1)
 
 
 class SpectralLeverage(LeverageSampler):
@@ -136,7 +146,9 @@ class SpectralLeverage(LeverageSampler):
     random_state : int, numpy Generator or None, default=None
         Seeds the anchor subsample and, by default, :meth:`sample`.
     verbose : bool, default=False
-        Progress bars and per-stage timings (logged at INFO level).
+        Progress bars on stderr (tqdm): one over the fit's stages, and those of the density
+        estimate's and the full-scale leverage's row blocks, whatever the logging configuration.
+        Per-stage timings are logged at INFO level in any case.
     n_jobs : int or None, default=None
         Threads of the fit, with joblib's meaning (as in :class:`~spectral_leverage.density.TreeDensity`).
     max_tree_size : int or None
@@ -187,15 +199,15 @@ class SpectralLeverage(LeverageSampler):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "algorithm": [StrOptions({"auto", "density", "full-scale"})],
-        "bandwidth": [StrOptions({"scott", "silverman"}), Interval(Real, 0, None, closed="neither")],
+        "bandwidth": [StrOptions({"scott", "silverman"}), NumericInterval(Real, 0, None, closed="neither")],
         "integral": [StrOptions(set(INTEGRALS))],
-        "intrinsic_dim": [StrOptions({"auto"}), Interval(Real, 1, None, closed="left"), None],
-        "density": [Interval(Real, 0, None, closed="neither"), "array-like", callable, None],
+        "intrinsic_dim": [StrOptions({"auto"}), NumericInterval(Real, 1, None, closed="left"), None],
+        "density": [NumericInterval(Real, 0, None, closed="neither"), "array-like", callable, None],
         "kde": [StrOptions({"auto", "binned", "tree"})],
         "boundary": ["boolean"],
         "n_neighbors": POSITIVE_INT,
-        "max_samples": [Interval(Integral, 1, None, closed="left"), None],
-        "max_tree_size": [Interval(Integral, 1, None, closed="left"), None,
+        "max_samples": [NumericInterval(Integral, 1, None, closed="left"), None],
+        "max_tree_size": [NumericInterval(Integral, 1, None, closed="left"), None,
                           Hidden(StrOptions({"deprecated"}))],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
@@ -239,6 +251,11 @@ class SpectralLeverage(LeverageSampler):
         self
         """
         validate_params(self)
+        # a bar over the fit's stages (stderr), whatever the logging configuration
+        with progress(total=_STAGES, verbose=self.verbose, desc="SpectralLeverage", unit="stage") as bar:
+            return self._fit(X, bar)
+
+    def _fit(self, X, bar) -> SpectralLeverage:
         backend = backend_for(X)
         X = backend.validate(self, X)
         n, d = X.shape
@@ -255,11 +272,13 @@ class SpectralLeverage(LeverageSampler):
         # the anchors (the rows of the tree KDE, the k-NN density and d'), in the statistics' pass
         anchors = _anchor_indices(n, self._max_samples, self.random_state)
         low, high, std, rows = backend.summarise(X, anchors)
+        _stage(bar, "column statistics")
         if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
             self.intrinsic_dim_, self.algorithm_ = 0.0, "density"
             self.density_ = backend.full(X, np.inf)
             self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
+            bar.update(bar.total - bar.n)
             return self
         active = self._active
         warn_constant_features(std)
@@ -299,17 +318,21 @@ class SpectralLeverage(LeverageSampler):
                 both = backend.persist(backend.map_rows(ambient_block, X, shared, active, n, columns=2))
                 p_unit, p_score = both[:, 0], both[:, 1]
         t_density = time.perf_counter() - start
+        _stage(bar, "density")
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
         self.algorithm_ = self._choose_algorithm(backend, n, scores)
+        _stage(bar, "integral")
         if self.algorithm_ == "full-scale":
             scores, self.algorithm_ = full_scale_scores(
                 X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_,
                 forced=self.algorithm == "full-scale", max_samples=self._max_samples,
-                memory_budget=self.memory_budget, rng=check_random_state(self.random_state))
+                memory_budget=self.memory_budget, rng=check_random_state(self.random_state),
+                verbose=self.verbose)
         self._set_scores(scores)
+        _stage(bar, self.algorithm_)
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self

@@ -9,7 +9,7 @@ from scipy.ndimage import map_coordinates
 from sklearn.exceptions import NotFittedError
 from sklearn.neighbors import KernelDensity
 
-from spectral_leverage.density import BinnedDensity, feature_bandwidths
+from spectral_leverage.density import BinnedDensity, feature_bandwidths, robust_scale
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])
@@ -112,7 +112,7 @@ def test_binned_counts_of_row_blocks_add_up_to_the_fit():
     # what a distributed fit relies on: layout from summary statistics, counts summed over blocks
     X = np.random.default_rng(5).normal(size=(3000, 3))
     whole = BinnedDensity().fit(X)
-    parts = BinnedDensity().set_layout(3000, X.std(axis=0), X.min(axis=0), X.max(axis=0))
+    parts = BinnedDensity().set_layout(3000, robust_scale(X.std(axis=0), X), X.min(axis=0), X.max(axis=0))
     counts = sum(parts.bin_counts(block) for block in np.array_split(X, 7))
     parts.smooth(counts, 3000)
     assert parts.grid_shape_ == whole.grid_shape_

@@ -5,10 +5,14 @@ import pytest
 from krr_problems import path_problem, smooth_data
 from sklearn.gaussian_process.kernels import Matern
 from sklearn.model_selection import KFold
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_sample_weight_equivalence_on_dense_data,
+    parametrize_with_checks,
+)
 
 from spectral_leverage import NystromKRRCV
 from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
+from spectral_leverage._validation import expected_failed_checks
 from spectral_leverage.krr import NystromKRR
 from spectral_leverage.krr.centers import choose_centers
 from spectral_leverage.krr.cv import default_length_scales, default_regs
@@ -73,16 +77,11 @@ def test_dask_input_is_refused():
         NystromKRRCV().fit(da.from_array(X, chunks=50), y)
 
 
-def random_centres(estimator) -> dict:
-    """The centres are a random draw from the rows: repeated rows draw from another index set."""
-    return {"check_sample_weight_equivalence_on_dense_data": random_centres.__doc__}
-
-
 # the defaults, and k-fold with small grids (the checks fit dozens of times)
 @parametrize_with_checks([NystromKRRCV(random_state=0),
                           NystromKRRCV(regs=[1e-4, 1e-2], length_scales=[1.0, 4.0], n_centers=20, cv=3,
                                        random_state=0)],
-                         expected_failed_checks=random_centres)
+                         expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -113,3 +112,76 @@ def test_a_chosen_reg_below_the_middle_scores_its_length_scale_again_on_more_cen
     assert np.all(model.cv_results_["n_centers"][rows] == m)
     np.testing.assert_allclose(-model.cv_results_["mean_test_score"][~rows], first[1 - best][0], rtol=1e-10)
     assert model.reg_ == model.cv_results_["param_reg"][np.argmax(model.cv_results_["mean_test_score"])]
+
+
+# finding 1: on y × 1e-200 (× 1e155) the criteria under- (over-)flowed, and the largest λ and the
+# shortest ℓ were chosen; y is now standardised inside the fit
+@pytest.mark.parametrize("cv", ["loo", "gcv", 3])
+@pytest.mark.parametrize("scale", [1e-200, 1e-100, 1e-8, 1e8, 1e100, 1e155])
+def test_cv_scale_of_y_leaves_the_choice_alone(cv, scale):
+    X, y = smooth_data(200, seed=7)
+    params = dict(n_centers=40, cv=cv, random_state=0)
+    reference = NystromKRRCV(**params).fit(X, y)
+    model = NystromKRRCV(**params).fit(X, scale * y)
+    assert (model.reg_, model.length_scale_) == (reference.reg_, reference.length_scale_)
+    np.testing.assert_array_equal(model.cv_results_["rank_test_score"],
+                                  reference.cv_results_["rank_test_score"])
+    np.testing.assert_allclose(model.predict(X) / scale, reference.predict(X), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_cv_scale_of_y_constant_target(fit_intercept):
+    # a zero-variance y: the intercept carries it, or (without one) its scale leaves the choice alone
+    X, _ = smooth_data(100, seed=7)
+    params = dict(n_centers=20, fit_intercept=fit_intercept, random_state=0)
+    model = NystromKRRCV(**params).fit(X, np.full(100, 3e-250))
+    assert np.all(np.isfinite(model.cv_results_["mean_test_score"]))
+    if fit_intercept:
+        np.testing.assert_allclose(model.predict(X), 3e-250, rtol=1e-12)
+    else:
+        reference = NystromKRRCV(**params).fit(X, np.ones(100))
+        assert (model.reg_, model.length_scale_) == (reference.reg_, reference.length_scale_)
+        np.testing.assert_allclose(model.predict(X) / 3e-250, reference.predict(X), rtol=1e-9)
+
+
+def test_cv_zero_weight_with_explicit_splits():
+    # finding 2: zero-weight rows were dropped, but the user's split indices still indexed all the
+    # rows (IndexError); they refer to the rows of X, and zero-weight rows leave them
+    X, y = smooth_data(90, seed=8)
+    w = np.ones(90)
+    w[[0, 17, 50, 89]] = 0.0
+    folds = list(KFold(3, shuffle=True, random_state=0).split(X))
+    keep = np.flatnonzero(w > 0)
+    position = np.cumsum(w > 0) - 1
+    dropped = [(position[np.intersect1d(train, keep)], position[np.intersect1d(test, keep)])
+               for train, test in folds]
+    params = dict(kernel=KERNEL, regs=REGS, length_scales=[0.3, 0.6], n_centers=90)
+    with pytest.warns(UserWarning, match="larger than the number of samples"):  # every row a centre
+        weighted = NystromKRRCV(cv=folds, **params).fit(X, y, sample_weight=w)
+        reference = NystromKRRCV(cv=dropped, **params).fit(X[keep], y[keep])
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_allclose(weighted.cv_results_[key], reference.cv_results_[key], rtol=1e-10)
+    np.testing.assert_allclose(weighted.predict(X), reference.predict(X), rtol=1e-10)
+
+
+@pytest.mark.parametrize("folds, match", [
+    ([(np.arange(10, 90), np.arange(0, 10)), (np.arange(0, 80), np.arange(80, 91))], "split 1 has test"),
+    ([(np.arange(10, 90), np.arange(0, 4))], "split 0 leaves 80 training and 0 held-out"),
+])
+def test_cv_zero_weight_with_explicit_splits_refuses_bad_splits(folds, match):
+    X, y = smooth_data(90, seed=8)
+    w = np.ones(90)
+    w[:4] = 0.0
+    with pytest.raises(ValueError, match=match):
+        NystromKRRCV(KERNEL, regs=REGS, length_scales=[0.3], n_centers=20, cv=folds).fit(
+            X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("cv", ["loo", "gcv", 3])
+def test_cv_sample_weight_equivalence_with_the_choice_fixed(cv):
+    """Zero weight is a dropped row, an integer weight repeated rows (scikit-learn's check), once
+    the grid leaves one choice and every row is a centre (what differs otherwise: the draws, and
+    leave-one-out and GCV, which count a repeated row as several)."""
+    check_sample_weight_equivalence_on_dense_data(
+        "NystromKRRCV", NystromKRRCV(regs=[1e-3], length_scales=[1.0], n_centers=1000, cv=cv,
+                                     random_state=0))

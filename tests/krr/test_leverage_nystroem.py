@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from spectral_leverage._validation import expected_failed_checks
 from spectral_leverage.krr import LeverageNystroem
 from spectral_leverage.krr.centers import draw_centers
 from spectral_leverage.krr.leverage_nystroem import string_kernel
@@ -24,9 +25,7 @@ from spectral_leverage.krr.leverage_nystroem import string_kernel
     LeverageNystroem(),
     LeverageNystroem(kernel="laplacian", gamma=0.5, n_components=20, random_state=0),
     LeverageNystroem(ConstantKernel(2.0) * Matern(1.0, nu=2.5), n_components=20, sampler="uniform"),
-], expected_failed_checks=lambda est: {
-    "check_sample_weight_equivalence_on_dense_data":
-        "the components are a random draw of rows: repeated rows change the draw (test_nystrom_weights)"})
+], expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sampler_problems import KERNEL
-from sklearn.gaussian_process.kernels import Matern
+from sklearn.gaussian_process.kernels import (
+    RBF,
+    ConstantKernel,
+    DotProduct,
+    ExpSineSquared,
+    Matern,
+    RationalQuadratic,
+    WhiteKernel,
+)
 
 from spectral_leverage import make_sampler
 from spectral_leverage.samplers._dictionary import (
@@ -65,3 +73,32 @@ def test_an_indefinite_kernel_matrix_names_the_cause_and_the_fix():
     with pytest.raises(np.linalg.LinAlgError,
                        match=r"not positive semi-definite\. .* drop duplicated rows, standardise X"):
         sampler.fit(X)
+
+
+@pytest.mark.parametrize("name", ["bless", "squeak", "recursive-rls"])
+def test_dictionary_exp_sine_squared_is_not_blamed_on_matern(name):
+    # finding 7: the dictionary samplers take any scikit-learn kernel (they only evaluate it); a
+    # kernel that is not positive definite on X (ExpSineSquared of two features) was blamed on
+    # scikit-learn's Matern at a general nu
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    match = r"kernel ExpSineSquared\(.*\) is not positive definite"
+    with pytest.raises(np.linalg.LinAlgError, match=match) as err:
+        make_sampler(name, kernel=ExpSineSquared(), reg=1e-3, random_state=0).fit(X)
+    assert "Matern at a nu" not in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["bless", "squeak", "recursive-rls", "alaoui-mahoney"])
+@pytest.mark.parametrize("kernel", [ExpSineSquared(), DotProduct(), RationalQuadratic(), WhiteKernel(),
+                                    Matern(nu=1.5) + RBF()], ids=repr)
+def test_dictionary_samplers_take_any_kernel_on_one_feature(name, kernel):
+    # positive definite kernels (ExpSineSquared is, on one feature) give scores in (0, 1]
+    X = np.random.default_rng(0).normal(size=(200, 1))
+    sampler = make_sampler(name, kernel=kernel, reg=1e-2, random_state=0).fit(X)
+    assert np.all(np.isfinite(sampler.leverage_)) and np.all(sampler.leverage_ > 0)
+
+
+@pytest.mark.parametrize("name", ["bless", "squeak", "recursive-rls", "alaoui-mahoney"])
+def test_dictionary_negative_amplitude_is_refused_by_name(name):
+    X = np.random.default_rng(0).normal(size=(50, 1))
+    with pytest.raises(ValueError, match=r"k\(x, x\) = -2 on X.*amplitude > 0"):
+        make_sampler(name, kernel=ConstantKernel(-2.0) * ExpSineSquared(), reg=1e-2).fit(X)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import greedy_reference
 from sklearn.cluster import KMeans
-from sklearn.gaussian_process.kernels import RBF, Matern
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from threadpoolctl import threadpool_limits
 
 from spectral_leverage import NystromKRR
@@ -179,3 +179,20 @@ def test_adaptive_cholesky_scores_the_model_it_serves():
     np.testing.assert_array_equal(idx, model.center_indices_)
     with pytest.raises(ValueError, match="reg"):
         AdaptiveCholesky(kernel, None).fit(X, y)
+
+
+@pytest.mark.parametrize("name", sorted(SELECTORS))
+def test_selectors_refuse_a_kernel_string(name):
+    # finding 9: 'rbf' was accepted (and failed, or was ignored, at select); the message names the
+    # kernel objects accepted
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises(TypeError, match=r"kernel must be a scikit-learn kernel object, e\.g\. Matern"):
+        make_sampler(name, kernel="rbf", reg=1e-3, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("name", sorted(SELECTORS))
+def test_selectors_refuse_a_negative_amplitude(name):
+    # finding 9: ConstantKernel(-1) * RBF() was accepted; refused by name as SpectralLeverage does
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises(ValueError, match=r"amplitude \(ConstantKernel\) must be > 0, got -1"):
+        make_sampler(name, kernel=ConstantKernel(-1.0) * RBF(), reg=1e-3, random_state=0).fit(X)

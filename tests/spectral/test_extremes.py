@@ -78,3 +78,31 @@ def test_most_points_isolated_warns_and_names_the_fix():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         SpectralLeverage(Matern(1.0, nu=1.5), 1e-3, algorithm="density").fit(Z[:, :2])
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e160, 1e200, 1e300, np.finfo(float).max / 10, 1e-300])
+def test_spectral_leverage_refuses_magnitudes_up_to_float_max(scale):
+    # finding 4: beyond about 1e154 the features' standard deviations were NaN (their squares
+    # overflowed), every range check let NaN through, and an IndexError came out of the draws
+    X = np.random.default_rng(0).normal(size=(300, 2)) * scale
+    with pytest.raises(ValueError, match="too extreme for float64 densities: standardise X"):
+        SpectralLeverage().fit(X)
+
+
+@pytest.mark.parametrize("bandwidth", [1e-300, 1e-40, 1e-10, 1e150, 1e300])
+@pytest.mark.parametrize("kde", ["auto", "tree"])
+def test_spectral_leverage_bandwidth_beyond_float64_is_refused(bandwidth, kde):
+    # finding 5: 1e-300 raised an OverflowError laying out the grid, 1e300 "p must be ... > 0"
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    with pytest.raises(ValueError, match=r"^bandwidth=.* is too extreme for float64 densities of X .*"
+                                         r"pass a bandwidth near X's spread, or bandwidth='scott'\.$"):
+        SpectralLeverage(bandwidth=bandwidth, kde=kde, intrinsic_dim=None).fit(X)
+
+
+@pytest.mark.parametrize("bandwidth", [1e-5, 1e3, 1e40])
+def test_spectral_leverage_bandwidth_far_from_the_spread_still_answers(bandwidth):
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = SpectralLeverage(bandwidth=bandwidth, random_state=0).fit(X).scores_
+    assert np.all(np.isfinite(scores)) and np.all(scores > 0)

@@ -426,3 +426,15 @@ def test_one_far_row_does_not_move_the_other_rows_scores():
     ratio = beside.scores_[:n] / alone.scores_
     assert 0.95 <= np.percentile(ratio, 5) and np.percentile(ratio, 95) <= 1.05
     assert np.median(ratio) == pytest.approx(1.0, abs=0.01)
+
+
+@pytest.mark.parametrize("algorithm, bars", [("density", ["SpectralLeverage"]),
+                                             ("full-scale", ["SpectralLeverage", "full-scale far field"])])
+def test_verbose_shows_a_progress_bar_without_logging(capsys, algorithm, bars):
+    # finding 12: verbose=True showed nothing unless logging was configured (timings at INFO only)
+    X = np.random.default_rng(0).normal(size=(3000, 2))
+    SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm=algorithm, random_state=0, verbose=True).fit(X)
+    err = capsys.readouterr().err
+    assert all(bar in err for bar in bars) and "4/4" in err
+    SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm=algorithm, random_state=0).fit(X)
+    assert capsys.readouterr().err == ""
