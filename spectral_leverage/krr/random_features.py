@@ -26,7 +26,7 @@ from .._validation import (
     check_samples,
     validate_params,
 )
-from ..kernels import StationaryKernel, parse_kernel
+from ..kernels import StationaryKernel, check_spectral_nu, parse_kernel
 from ._ridge import check_fit_data, ridge_solve
 
 __all__ = ["RandomFourierKRR", "random_fourier_features", "sample_fourier_frequencies"]
@@ -72,6 +72,8 @@ def sample_fourier_frequencies(kernel, n_dims: int, n_features: int, random_stat
     d = check_samples(n_dims, "n_dims")
     D = check_samples(n_features, "n_features")
     parsed.check_n_features(d)
+    check_spectral_nu(parsed, "random Fourier features", "its frequencies overflow float64",
+                      ", or Nyström features (NystromKRR)")
     rng = check_random_state(random_state)
     omega = rng.standard_normal((d, D))
     if parsed.family == "matern":

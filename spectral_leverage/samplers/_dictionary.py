@@ -87,6 +87,7 @@ def check_kernel(kernel, X=None):
                 raise ValueError(
                     f"kernel {kernel!r} has k(x, x) = {np.min(diag):.3g} on X, but a kernel's diagonal is "
                     "finite and >= 0: give ConstantKernel an amplitude > 0.") from None
+            _check_pointwise(kernel, X[:8], diag[:8])
             return kernel
         spec.check_inputs(X)
     return kernel
@@ -106,6 +107,20 @@ def indefinite_dictionary_error(kernel, what: str) -> np.linalg.LinAlgError:
             "kernel such as Matern or RBF."
         )
     return indefinite_kernel_error(what)
+
+
+def _check_pointwise(kernel, rows: np.ndarray, diag: np.ndarray) -> None:
+    """``ValueError`` for a kernel whose value between two copies of a row is not its diagonal:
+    scikit-learn's ``WhiteKernel`` (alone or in a sum) adds noise to the diagonal of the training
+    matrix only, ``kernel(X, Y)`` is 0 for it, and every cross-kernel the samplers evaluate would
+    miss it (scores of 1e-297 against an exact effective dimension of 333)."""
+    cross = np.diag(np.asarray(kernel(rows, rows.copy()), dtype=float))
+    if not np.allclose(cross, diag, rtol=1e-9, atol=0.0):
+        raise ValueError(
+            f"kernel {kernel!r} gives k(x, x') = {cross[0]:.3g} between two copies of a row but "
+            f"k(x, x) = {diag[0]:.3g} on the diagonal, as WhiteKernel does: it is noise on the training "
+            "matrix, not a kernel between points. Drop WhiteKernel and give the noise as reg "
+            "(K + n reg I).")
 
 
 def check_scoring(scoring) -> str:

@@ -45,7 +45,7 @@ from .._validation import (
 from ..backends import backend_for
 from ..base import LeverageSampler
 from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, robust_scale
-from ..kernels import parse_kernel, resolve_kernel
+from ..kernels import check_spectral_nu, parse_kernel, resolve_kernel
 from ._ambient import (
     AmbientDensity,
     ambient_block,
@@ -66,12 +66,6 @@ __all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
 AUTO_GRID_BYTES = 2**28
 
 logger = logging.getLogger(__name__)
-
-#: Smallest Matérn ν the scores accept. Below it the kernel is nearly white noise and the SA
-#: integral misses a share of the effective dimension that grows as ν falls, the same at every n,
-#: d, ℓ and λ measured (n = 2000 standard normal rows, d = 1, 3, 8, ℓ = 0.5 and 2, λ = 1e-2..1/n:
-#: 0.96-0.99 of the exact effective dimension at ν = 0.05, 0.87-0.98 at 0.03, 0.51-0.87 at 0.01).
-MIN_NU = 0.05
 
 #: stages of the fit's progress bar: column statistics, density, integral, scores (density or full-scale)
 _STAGES = 4
@@ -348,17 +342,12 @@ class SpectralLeverage(LeverageSampler):
 
     def _setup(self, d: int) -> tuple:
         """(parsed kernel, reg), checking what the constraints cannot: the kernel (a Matérn ν of at
-        least :data:`MIN_NU`), the integral."""
+        least :data:`~spectral_leverage.kernels.MIN_NU`), the integral."""
         spec = parse_kernel(resolve_kernel(self.kernel))
-        if spec.nu < MIN_NU:
-            raise ValueError(
-                f"kernel Matern nu must be at least {MIN_NU} for spectral scores, got nu={spec.nu:g}: "
-                "such a kernel is nearly white noise "
-                "(its correlation drops to about 0.3 within 1e-8 of a length scale at nu = 0.01) and "
-                "its spectral scores are too low by a factor that grows as nu falls (measured: "
-                "0.51-0.87 of the exact effective dimension at nu = 0.01, 0.87-0.98 at 0.03). Use "
-                f"nu >= {MIN_NU}, or an algebraic method (leverage_scores(..., method='bless'))."
-            )
+        check_spectral_nu(spec, "spectral scores", "the scores fall short of exact ones by a factor that "
+                          "grows as nu falls (measured: 0.51-0.87 of the exact effective dimension at "
+                          "nu = 0.01, 0.87-0.98 at 0.03)",
+                          ", or an algebraic method (leverage_scores(..., method='bless'))")
         spec.check_n_features(d)
         check_integral(self.integral, spec)
         self._spec, self._reg = spec, float(self.reg)

@@ -89,3 +89,15 @@ def test_rff_risk_gap_shrinks_with_features(mixture_problem):
                          expected_failed_checks=expected_failed_checks)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("nu", [0.001, 0.01])
+def test_matern_nu_below_minimum_is_refused_not_nan(nu):
+    """Nightly finding (issue 38's property suite with ν down to 0.001): RandomFourierKRR with
+    Matern(1, nu=0.001) predicted NaN (its χ² draws with 2ν degrees of freedom underflow to 0 and
+    the frequencies to inf); a ν below MIN_NU is now refused, naming nu and the fix."""
+    X = np.array([[0.63696169], [0.26978671]])
+    with pytest.raises(ValueError, match=r"nu must be at least 0\.05 for random Fourier features"):
+        RandomFourierKRR(Matern(1.0, nu=nu), 1.0, random_state=0).fit(X, np.ones(2))
+    assert np.isfinite(RandomFourierKRR(Matern(1.0, nu=0.05), 1.0, random_state=0).fit(X, np.ones(2))
+                       .predict(X)).all()

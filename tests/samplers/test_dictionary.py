@@ -88,7 +88,7 @@ def test_dictionary_exp_sine_squared_is_not_blamed_on_matern(name):
 
 
 @pytest.mark.parametrize("name", ["bless", "squeak", "recursive-rls", "alaoui-mahoney"])
-@pytest.mark.parametrize("kernel", [ExpSineSquared(), DotProduct(), RationalQuadratic(), WhiteKernel(),
+@pytest.mark.parametrize("kernel", [ExpSineSquared(), DotProduct(), RationalQuadratic(),
                                     Matern(nu=1.5) + RBF()], ids=repr)
 def test_dictionary_samplers_take_any_kernel_on_one_feature(name, kernel):
     # positive definite kernels (ExpSineSquared is, on one feature) give scores in (0, 1]
@@ -102,3 +102,14 @@ def test_dictionary_negative_amplitude_is_refused_by_name(name):
     X = np.random.default_rng(0).normal(size=(50, 1))
     with pytest.raises(ValueError, match=r"k\(x, x\) = -2 on X.*amplitude > 0"):
         make_sampler(name, kernel=ConstantKernel(-2.0) * ExpSineSquared(), reg=1e-2).fit(X)
+
+
+@pytest.mark.parametrize("name", ["bless", "squeak", "recursive-rls", "alaoui-mahoney"])
+@pytest.mark.parametrize("kernel", [WhiteKernel(), RBF() + WhiteKernel(0.5)], ids=repr)
+def test_white_kernel_is_refused_not_scored_near_zero(name, kernel):
+    """Issue 38: WhiteKernel (alone or in a sum) reached scores of 1e-295 against an exact d_eff of
+    333, with a misleading "at most 1" warning: kernel(X, Y) is 0 for it, so every cross-kernel
+    missed the noise. It is now refused, naming reg as the place for the noise."""
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    with pytest.raises(ValueError, match=r"as WhiteKernel does.*give the noise as reg"):
+        make_sampler(name, kernel=kernel, reg=1e-3, random_state=0).fit(X)

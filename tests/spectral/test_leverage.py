@@ -398,7 +398,7 @@ def test_matern_nu_below_minimum_is_refused_not_silently_low():
 def test_scores_hold_at_the_smallest_accepted_nu(nu):
     """At and just above MIN_NU the scores keep the exact effective dimension within 5 % and every
     row within 10 % (the refusal is where the estimate stops holding, not a blanket one)."""
-    from spectral_leverage.spectral.leverage import MIN_NU
+    from spectral_leverage.kernels import MIN_NU
 
     assert nu >= MIN_NU
     X = np.random.default_rng(1).uniform(size=(800, 3))
