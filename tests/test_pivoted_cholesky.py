@@ -127,6 +127,32 @@ def test_kernel_values_beyond_float64_are_refused_before_the_eigensolver(method)
         rp_cholesky(X, kernel, 20, np.random.default_rng(0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the selectors' degenerate-scores and scikit-learn's warnings
-        sampler = make_sampler(method, kernel=kernel, reg=1.0, random_state=0).fit(X)
-        with pytest.raises(ValueError, match=refusal):
-            sampler.sample(20)
+        with pytest.raises(ValueError, match=refusal):  # in fit, since the selectors check the kernel
+            make_sampler(method, kernel=kernel, reg=1.0, random_state=0).fit(X).sample(20)
+
+
+def test_stable_draws_keep_the_pivots_when_a_row_is_added():
+    """rp_cholesky's row_ids (common random numbers): appending a row leaves the other rows' draws
+    as they were, so the pivots are nearly the same; i.i.d. draws change most of them."""
+    X = np.random.default_rng(0).standard_normal((2000, 3))
+    far = np.vstack([X, np.full((1, 3), 50.0)])
+    kernel = Matern(0.5, nu=1.5)
+    stable = [set(rp_cholesky(Z, kernel, 200, np.random.default_rng(0), row_ids=np.arange(len(Z)))[0])
+              for Z in (X, far)]
+    iid = [set(rp_cholesky(Z, kernel, 200, np.random.default_rng(0))[0]) for Z in (X, far)]
+    assert len(stable[0] & stable[1]) >= 0.9 * len(stable[0])
+    assert len(iid[0] & iid[1]) < 0.5 * len(iid[0])
+
+
+def test_stable_draws_give_a_factor_as_good_as_iid_draws():
+    """Poisson draws with the inclusion probabilities of i.i.d. ones: the same trace error of the
+    Nyström factor to within sampling noise (mean over seeds)."""
+    X = np.random.default_rng(1).uniform(size=(1500, 2))
+    kernel = Matern(0.3, nu=1.5)
+    trace = np.trace(kernel(X))
+
+    def error(**kwargs):
+        return np.mean([trace - np.sum(rp_cholesky(X, kernel, 60, np.random.default_rng(s), **kwargs)[1] ** 2)
+                        for s in range(8)])
+
+    assert error(row_ids=np.arange(1500)) <= 1.1 * error()

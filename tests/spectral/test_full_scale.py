@@ -138,12 +138,16 @@ def test_a_constant_known_density_is_taken():
 
 def test_nystrom_limit_is_within_the_residual_share(X):
     """With every row a candidate pivot and no neighbours, the error is the residual's share (1 %):
-    the factor's leave-one-out algebra alone (the residual taken as unlearned)."""
+    the factor's leave-one-out algebra alone (the residual taken as unlearned). That share bounds
+    the typical row, not every row: over 20 seeds the largest row error passed 2 % in 11 of them
+    (up to 12 %) with i.i.d. draws as with the stable ones, while the 95th percentile stayed within
+    2 % at the median seed (0.1-0.6 %); the test holds the 95th percentile and a bound on the rest."""
     Xs = X[:300]
     for kernel, reg in ((RBF(2.0), 1e-2), (RBF(1.0), 1e-3), (Matern(0.7, nu=1.5), 1e-4)):
         with mock.patch.object(TailVariance, "__call__", lambda self, p, r: r):
             leverage, pivots = full_scale(Xs, kernel, reg, max_pivots=300, n_neighbors=0)
-        np.testing.assert_allclose(leverage, exact_leverage(Xs, kernel, reg), rtol=0.02)
+        error = np.abs(leverage / exact_leverage(Xs, kernel, reg) - 1)
+        assert np.quantile(error, 0.95) <= 0.02 and error.max() <= 0.05, error.max()
         assert len(np.unique(pivots)) == len(pivots)
 
 
@@ -294,3 +298,20 @@ def test_rbf_in_20_dimensions_warns_with_the_size_of_its_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X[:, :3])
+
+
+@pytest.mark.parametrize(("kernel", "reg_power"), [(Matern(2.0, nu=2.5), 0.5), (Matern(0.5, nu=0.5), 1.0),
+                                                   (RBF(1.0), 1.0)], ids=["tail", "neighbours", "rbf"])
+def test_one_far_row_leaves_the_full_scale_scores_of_the_others(kernel, reg_power):
+    """Issue 38 / 34 (acceptance 4) on the full-scale path: one far row added to 2276 standard
+    normal rows in 5-D (RBF ℓ = 1, λ = 1/n: the nightly property suite's case) moved the other rows'
+    scores as much as another random_state (5th/95th percentile 0.94/1.04), because every draw of
+    the pivots changed. With stable draws (rp_cholesky's row_ids) they move by under 1 %."""
+    n = 2276
+    X = np.random.default_rng(648).standard_normal((n, 5))
+    far = np.vstack([X, np.full((1, 5), 100.0)])
+    alone = SpectralLeverage(kernel, n**-reg_power, random_state=0).fit(X)
+    beside = SpectralLeverage(kernel, n**-reg_power, random_state=0).fit(far)
+    assert alone.algorithm_ == beside.algorithm_ == "full-scale"
+    ratio = beside.scores_[:n] / alone.scores_
+    assert 0.99 <= np.percentile(ratio, 5) and np.percentile(ratio, 95) <= 1.01
