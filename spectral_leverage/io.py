@@ -17,19 +17,19 @@ from __future__ import annotations
 import bz2
 import contextlib
 import csv
-import errno
 import gzip
 import io
 import lzma
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
 import numpy as np
 import pandas as pd
+
+from ._atomic import OutputError, file_target, temporary_beside, write_atomically
 
 __all__ = ["FORMATS", "InputError", "OutputError", "check_delimiter", "check_writable", "is_standard_output",
            "read_table", "write_table"]
@@ -42,12 +42,6 @@ _COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
 class InputError(ValueError):
     """A problem with the user's files or options: the command line reports it in one line and
     exits with code 2."""
-
-
-class OutputError(OSError):
-    """A table that could not be written once the work was done (a full disk, a file-size limit):
-    the target is left as it was, and the command line reports it in one line and exits with
-    code 1."""
 
 
 #: names of the standard streams, read and written as ``-``
@@ -391,7 +385,7 @@ def check_writable(out: str) -> str:
     kind, _ = _format(out)
     if out == "-":
         return kind
-    target, folder = _target(out)
+    target, folder = file_target(out)
     if not folder.exists():
         raise InputError(f"cannot write {out}: no such directory {folder}")
     if not folder.is_dir():
@@ -401,75 +395,12 @@ def check_writable(out: str) -> str:
     if target.exists() and not os.access(target, os.W_OK):
         raise InputError(f"cannot write {out}: the file is read-only; make it writable or name another")
     try:
-        fd, probe = _temporary(target)
+        fd, probe = temporary_beside(target)
     except OSError as err:
         raise InputError(f"cannot write {out}: cannot create a file in {folder} ({err.strerror})") from None
     os.close(fd)
     os.unlink(probe)
     return kind
-
-
-def _target(out: str) -> tuple[Path, Path]:
-    """The file a write to ``out`` replaces (a symbolic link's target) and its folder."""
-    target = Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
-    return target, target.parent
-
-
-def _temporary(target: Path) -> tuple[int, str]:
-    """A new empty file beside ``target`` (descriptor and path), hidden, named after it."""
-    return tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=".tmp")
-
-
-def _umask() -> int:
-    """The process's umask, without changing it where Linux tells (``os.umask`` sets it)."""
-    with contextlib.suppress(OSError, ValueError, StopIteration):
-        with open("/proc/self/status") as status:
-            return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-#: what an OS error during a write means for the user, by errno
-_WRITE_FIXES = {errno.ENOSPC: "free some space or write elsewhere",
-                errno.EDQUOT: "free some space or write elsewhere",
-                errno.EFBIG: "the file-size limit (ulimit -f) or the file system is too small for it"}
-
-
-def _write_atomically(out: str, write: Callable[[BinaryIO], None]) -> None:
-    """``write(file)`` into a temporary file beside ``out``, flushed to disk and renamed over
-    ``out``; on any exception (an interrupt too) the temporary file is removed and ``out`` left as
-    it was. The file keeps the mode of the one it replaces, or gets the usual one (0666 less the
-    umask)."""
-    target, folder = _target(out)
-    if target.exists() and not target.is_file():  # a named pipe or a device: written in place
-        with open(target, "wb") as file:
-            write(file)
-        return
-    mode = (target.stat().st_mode & 0o7777) if target.exists() else 0o666 & ~_umask()
-    fd, temporary = _temporary(target)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            os.fchmod(file.fileno(), mode)
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(err, OSError):
-            fix = _WRITE_FIXES.get(err.errno, "")
-            kept = f"{out} is unchanged" if target.exists() else f"{out} was not written"
-            raise OutputError(err.errno, f"cannot write {out}: {err.strerror or err}; {kept}"
-                                         f"{'; ' + fix if fix else ''}") from err
-        raise
-    with contextlib.suppress(OSError):  # the rename itself to disk
-        directory = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
 
 
 #: pandas' names of the compressions, by extension
@@ -479,8 +410,8 @@ _PANDAS_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"
 def write_table(out: str, array: np.ndarray, header: list[str], fmt: str) -> None:
     """Write ``array`` (1-D or 2-D) to ``out``, the format from its extension.
 
-    A file is written whole or not at all (see :func:`_write_atomically`); standard output is
-    streamed.
+    A file is written whole or not at all (see :func:`~spectral_leverage._atomic.write_atomically`);
+    standard output is streamed.
 
     Parameters
     ----------
@@ -523,4 +454,4 @@ def write_table(out: str, array: np.ndarray, header: list[str], fmt: str) -> Non
         write(sys.stdout.buffer)
         sys.stdout.buffer.flush()
     else:
-        _write_atomically(out, write)
+        write_atomically(out, write)
