@@ -255,6 +255,25 @@ def test_one_far_row_does_not_move_the_others_scores(n, d, seed, distance, nu, l
     assert 0.95 <= low and high <= 1.05, (low, high)
 
 
+@settings(max_examples=max(10, settings().max_examples // 50), deadline=None)
+@given(n=st.integers(20, 200), d=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
+       power=st.floats(-290, 290), target=st.sampled_from(["NystromKRR", "NystromKRRCV"]))
+def test_predictions_scale_with_the_target(n, d, seed, power, target):
+    """Issue 38: NystromKRRCV's criterion under- or overflowed on y x 1e-200 (x 1e155), and it chose
+    another (λ, ℓ). Predictions of c·y are c times those of y, for c in 1e-290..1e290."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(n)
+    c = 10.0**power
+    make = {"NystromKRR": lambda: sl.NystromKRR(Matern(1.0, nu=1.5), 1e-3, n_centers=10, random_state=0),
+            "NystromKRRCV": lambda: sl.NystromKRRCV(Matern(nu=1.5), n_centers=10, random_state=0)}[target]
+    with hang_limit(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        plain = make().fit(X, y).predict(X)
+        scaled = make().fit(X, c * y).predict(X)
+    np.testing.assert_allclose(scaled / c, plain, rtol=1e-6, atol=1e-9 * np.abs(plain).max())
+
+
 #: what a fit may hold beyond its ``memory_budget`` (the budget bounds per-chunk temporaries): a
 #: fixed allowance, and a few arrays of the input's size
 FIXED_ALLOWANCE = 2 * 2**20
