@@ -128,10 +128,11 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
         """Log-density from k-th neighbour radii, raised to ``floor`` (the batch's smallest positive
         radius; None when it has none)."""
         _, m, k = self._counts(training)
-        if floor is None:
-            floor = 1e-12 * max(float(np.ptp(self._training)), 1.0)
-        radius = np.maximum(radius, floor)
         dim = self.dim_
+        if floor is None:  # every row a copy of another: 1e-12 of the spread, less close in high
+            # dimension, where its dim-th power would take the density past float64 (d = 26: inf)
+            floor = 10.0 ** -min(12.0, 250.0 / dim) * max(float(np.ptp(self._training)), 1.0)
+        radius = np.maximum(radius, floor)
         log_volume = 0.5 * dim * np.log(np.pi) - gammaln(0.5 * dim + 1)
         return np.log(max(k - 1, 1)) - np.log(m) - log_volume - dim * np.log(radius)
 
