@@ -29,7 +29,7 @@ import numpy as np
 
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral import full_scale
+from spectral_leverage.spectral import full_scale, leverage
 from spectral_leverage.validation.data import csv_dataset
 from spectral_leverage.validation.grid import cell_text, make_kernel
 
@@ -77,7 +77,7 @@ def main() -> None:
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
             texts, scores = [accuracy_text(density.scores_, exact)], {}
             for plan in VARIANTS:  # the library's own path (its density), with the plan set
-                with mock.patch.object(full_scale, "full_scale_plan", return_value=plan):
+                with mock.patch.object(leverage, "full_scale_plan", return_value=plan):
                     fitted = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X)
                 texts.append(accuracy_text(fitted.scores_, exact))
                 scores[plan] = fitted.scores_

@@ -169,13 +169,14 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
 
 
 def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: np.ndarray,
-                      density: np.ndarray, dim: float, *, forced: bool, max_samples: int | None,
+                      density: np.ndarray, dim: float, *, plan: tuple[int, int], forced: bool,
+                      max_samples: int | None,
                       memory_budget: float, rng: np.random.Generator,
                       verbose: bool = False) -> tuple[np.ndarray, str]:
     r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
-    with the plan of :func:`full_scale_plan` for the effective dimension of the density formula's
-    ``density_scores``, or those scores themselves where the factor says they are the better
-    estimate.
+    with ``plan``, (pivots, neighbours) from :func:`full_scale_plan` for the effective dimension of
+    the density formula's ``density_scores`` (the caller's, made once), or those scores themselves
+    where the factor says they are the better estimate.
 
     With the tail integral planned, the pivots' own count of ridge degrees of freedom
     (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`) decides: where the residual,
@@ -186,12 +187,10 @@ def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: n
     formula's d_eff 64 for an exact 303), and the density scores are kept if not (unless
     ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
     the closer of the two at every setting measured (docs/validation.md, "Which estimate where").
-    Inside the density formula's regime a forced fit takes the tail integral's plan. Other
-    parameters as :func:`full_scale_leverage`.
+    Other parameters as :func:`full_scale_leverage`.
     """
     n = X.shape[0]
-    plan = full_scale_plan(float(np.sum(density_scores)) / n, n)
-    max_pivots, neighbours = plan or (pivots_for(n), 0)
+    max_pivots, neighbours = plan
     pivots, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
                                               max_samples=max_samples, memory_budget=memory_budget, rng=rng)
     if not neighbours and left > captured:

@@ -57,7 +57,7 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
-from .full_scale import full_scale_plan, full_scale_scores
+from .full_scale import full_scale_plan, full_scale_scores, pivots_for
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
@@ -317,11 +317,12 @@ class SpectralLeverage(LeverageSampler):
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
-        self.algorithm_ = self._choose_algorithm(backend, n, scores)
+        plan = self._plan(backend, n, scores)
+        self.algorithm_ = "density" if plan is None else "full-scale"
         _stage(bar, "integral")
-        if self.algorithm_ == "full-scale":
+        if plan is not None:
             scores, self.algorithm_ = full_scale_scores(
-                X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_,
+                X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_, plan=plan,
                 forced=self.algorithm == "full-scale", max_samples=self._max_samples,
                 memory_budget=self.memory_budget, rng=check_random_state(self.random_state),
                 verbose=self.verbose)
@@ -331,14 +332,18 @@ class SpectralLeverage(LeverageSampler):
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
 
-    def _choose_algorithm(self, backend, n: int, scores) -> str:
-        """"density" or "full-scale", per ``algorithm`` and the density ``scores``' effective dimension."""
+    def _plan(self, backend, n: int, scores) -> tuple[int, int] | None:
+        """(pivots, neighbours) of the full-scale leverage, made once here from the density
+        ``scores``' effective dimension (:func:`~.full_scale.full_scale_plan`), or None for the
+        density scores: per ``algorithm``; a forced full-scale fit inside the density formula's
+        regime takes the tail integral's plan."""
         if self.algorithm == "full-scale":
             backend.require_in_memory('algorithm="full-scale"', 'use algorithm="auto" or "density"')
-        if self.algorithm == "auto" and backend.in_memory:
-            (total,) = backend.compute(scores.sum())
-            return "density" if full_scale_plan(float(total) / n, n) is None else "full-scale"
-        return "full-scale" if self.algorithm == "full-scale" else "density"
+        elif self.algorithm == "density" or not backend.in_memory:
+            return None
+        (total,) = backend.compute(scores.sum())
+        plan = full_scale_plan(float(total) / n, n)
+        return (pivots_for(n), 0) if plan is None and self.algorithm == "full-scale" else plan
 
     def _setup(self, d: int) -> tuple:
         """(parsed kernel, reg), checking what the constraints cannot: the kernel (a Matérn ν of at

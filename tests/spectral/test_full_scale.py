@@ -106,9 +106,11 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
     def scores(X, kernel, reg, max_pivots, forced=False):
         density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
         with mock.patch("spectral_leverage.spectral.full_scale.pivots_for", return_value=max_pivots):
+            plan = full_scale_plan(density.effective_dimension_, len(X)) or (max_pivots, 0)
             return full_scale_scores(X, kernel, parse_kernel(kernel), reg, density.scores_,
-                                     unit_density(X, kernel), X.shape[1], forced=forced, max_samples=None,
-                                     memory_budget=2**28, rng=np.random.default_rng(0)), density.scores_ / 1.0
+                                     unit_density(X, kernel), X.shape[1], plan=plan, forced=forced,
+                                     max_samples=None, memory_budget=2**28,
+                                     rng=np.random.default_rng(0)), density.scores_ / 1.0
 
     rng = np.random.default_rng(7)
     rough, reg = Matern(0.3, nu=0.5), 1e-2
