@@ -227,7 +227,8 @@ def nystrom_leverage(X, kernel, centres, gamma: float, *,
     r"""Ridge leverage of the Nyström approximation :math:`K_{nJ}K_{JJ}^{+}K_{Jn}`, for every row of X.
 
     Eigenvalues of :math:`K_{JJ}` below ``m · eps · max`` are dropped (pseudo-inverse). The
-    eigenvectors come from LAPACK ``syevr`` (workspace O(m), where ``syevd`` needs :math:`2m^2`), and
+    eigenvectors come from LAPACK ``syevr`` (workspace O(m), where ``syevd`` needs :math:`2m^2`;
+    where it fails, as it can on clustered eigenvalues, from ``syev``'s QR iteration), and
     ``memory_budget`` bounds the factors and row blocks as in :func:`plan_blocks`.
 
     Examples
@@ -244,9 +245,13 @@ def nystrom_leverage(X, kernel, centres, gamma: float, *,
     centres = np.asarray(centres, dtype=float)
     m = centres.shape[0]
     blocks = plan_blocks(X.shape[0], m, memory_budget)
-    K = _kernel_matrix(kernel, centres, memory_budget - FACTOR_BYTES_PER_ENTRY * m * m)
-    s, U = eigh(K, overwrite_a=True, driver="evr", check_finite=False)
-    del K
+    blocks_of = memory_budget - FACTOR_BYTES_PER_ENTRY * m * m
+    try:
+        s, U = eigh(_kernel_matrix(kernel, centres, blocks_of), overwrite_a=True, driver="evr",
+                    check_finite=False)
+    except np.linalg.LinAlgError:  # syevr's "Internal Error" (clustered eigenvalues): QR iteration
+        s, U = eigh(_kernel_matrix(kernel, centres, blocks_of), overwrite_a=True, driver="ev",
+                    check_finite=False)
     first = int(np.searchsorted(s, s[-1] * m * np.finfo(float).eps, side="right"))  # s ascends
     R = U[:, first:]  # a view: K_JJ^{+1/2}, shape (m, k), scaled in place
     R /= np.sqrt(s[first:])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from sampler_problems import KERNEL
@@ -113,3 +115,23 @@ def test_white_kernel_is_refused_not_scored_near_zero(name, kernel):
     X = np.random.default_rng(0).normal(size=(100, 2))
     with pytest.raises(ValueError, match=r"as WhiteKernel does.*give the noise as reg"):
         make_sampler(name, kernel=kernel, reg=1e-3, random_state=0).fit(X)
+
+
+def test_nystrom_leverage_when_syevr_fails():
+    """Property suite (issue 38's designs): LAPACK's syevr raised "Internal Error" on the kernel of
+    Recursive-RLS's dictionary (0.01 * Matern(nu=0.5), 262 rows in 8-D on mixed scales); the
+    eigenvectors then come from QR iteration (syev), and the scores are the same."""
+    from scipy.linalg import eigh as scipy_eigh
+
+    import spectral_leverage.samplers._dictionary as dictionary
+
+    X = np.random.default_rng(0).uniform(size=(60, 2))
+    expected = nystrom_leverage(X, KERNEL, X[:20], 0.1)
+
+    def failing_evr(a, *args, driver=None, **kwargs):
+        if driver == "evr":
+            raise np.linalg.LinAlgError("Internal Error.")
+        return scipy_eigh(a, *args, driver=driver, **kwargs)
+
+    with mock.patch.object(dictionary, "eigh", failing_evr):
+        np.testing.assert_allclose(nystrom_leverage(X, KERNEL, X[:20], 0.1), expected, rtol=1e-8)
