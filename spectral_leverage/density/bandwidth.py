@@ -2,9 +2,9 @@ r"""Bandwidths of the Gaussian KDEs, and the random anchor subsample.
 
 Bandwidth rules act on a per-feature scale :math:`\sigma_j` (i.e. on standardised data) with the
 anchor count m: Scott :math:`h_j = \sigma_j m^{-1/(d+4)}`, Silverman
-:math:`h_j = \sigma_j (m(d+2)/4)^{-1/(d+4)}`. The scale is the robust one of Silverman (1986,
-§3.4.2), :math:`\sigma_j = \min(\mathrm{sd}_j, \mathrm{IQR}_j / 1.349)` (:func:`robust_scale`):
-equal to the standard deviation on normal data, but not inflated by a few far rows, which would
+:math:`h_j = \sigma_j (m(d+2)/4)^{-1/(d+4)}`. The scale is the standard deviation of the feature
+winsorized at its 0.1 % quantiles where that is smaller (:func:`robust_scale`): the standard
+deviation to within a fraction of a per cent, but not inflated by a few far rows, which would
 otherwise smooth the density of all the others (one row at 10⁴ beside 20 000 standard normal rows
 in 3-D made the standard deviation 70 and moved the other rows' scores by 0.85/1.08/1.38 at the
 5th/50th/95th percentile). A float is an isotropic bandwidth in the units of X.
@@ -19,10 +19,13 @@ import numpy as np
 from .._blocks import column_summary
 from .._validation import check_bandwidth_range, check_random_state, check_samples
 
-__all__ = ["bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_scale"]
+__all__ = ["WINSOR", "bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_scale"]
 
-#: The interquartile range of a standard normal variable, 2 Φ^{-1}(3/4).
-NORMAL_IQR = 1.3489795003921634
+#: Share of rows clipped at each end before the scale is taken: robust to a few far rows (one in
+#: 20 000, or 16 of the 16 384 anchors), and unlike the interquartile range blind to a sparse mode
+#: (the IQR's Silverman scale shrank the bandwidths on a design with a sparse mode, and Nyström KRR
+#: on its leverage centres lost 8 %: 1.585x exact KRR's risk against 1.467x).
+WINSOR = 0.001
 
 
 def bandwidth_factor(rule: str, n: int, d: float) -> float:
@@ -58,19 +61,21 @@ def check_bandwidth(bandwidth) -> str | float:
 
 def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Per-feature scale of the bandwidth rules, shape (d,): the standard deviations ``std``, or
-    where smaller the interquartile range of ``rows`` (the data, or a uniform subsample of them)
-    divided by :data:`NORMAL_IQR`; a feature whose quartiles coincide keeps its standard deviation.
+    where smaller those of ``rows`` (the data, or a uniform subsample of them) winsorized at the
+    :data:`WINSOR` and 1 - :data:`WINSOR` quantiles: a few far rows no longer inflate it, and
+    elsewhere it is the standard deviation to within a fraction of a per cent.
 
     Examples
     --------
-    >>> X = np.column_stack([np.arange(100.0), np.r_[np.arange(99.0), 1e6]])
-    >>> robust_scale(X.std(axis=0), X).round(1).tolist()  # the far row inflates the second sd
-    [28.9, 36.7]
+    >>> X = np.column_stack([np.arange(10_000.0), np.r_[np.arange(9_999.0), 1e9]])
+    >>> X.std(axis=0).round(0).tolist()  # the far row inflates the second standard deviation
+    [2887.0, 9999450.0]
+    >>> robust_scale(X.std(axis=0), X).round(0).tolist()
+    [2887.0, 2887.0]
     """
     std = np.asarray(std, dtype=float)
-    low, high = np.percentile(rows, [25, 75], axis=0)
-    iqr = (high - low) / NORMAL_IQR
-    return np.where(iqr > 0, np.minimum(std, iqr), std)
+    low, high = np.percentile(rows, [100 * WINSOR, 100 * (1 - WINSOR)], axis=0)
+    return np.minimum(std, np.clip(rows, low, high).std(axis=0))
 
 
 def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
@@ -85,7 +90,7 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     >>> feature_bandwidths(X, 0.3).tolist()
     [0.3, 0.3]
     >>> scott = feature_bandwidths(X, "scott") / bandwidth_factor("scott", 10, 2)
-    >>> bool(np.allclose(scott, [X[:, 0].std(), 1.0]))
+    >>> bool(np.allclose(scott, [robust_scale(X.std(axis=0), X)[0], 1.0]))
     True
     """
     bandwidth = check_bandwidth(bandwidth)

@@ -3,14 +3,18 @@
 import numpy as np
 import pytest
 
-from spectral_leverage.density import BinnedDensity, TreeDensity, feature_bandwidths, robust_scale
-from spectral_leverage.density.bandwidth import NORMAL_IQR
+from spectral_leverage.density import (
+    BinnedDensity,
+    TreeDensity,
+    bandwidth_factor,
+    feature_bandwidths,
+    robust_scale,
+)
 
 
 def test_robust_scale_is_the_standard_deviation_on_normal_data():
     X = np.random.default_rng(0).standard_normal((100_000, 3)) * [1.0, 5.0, 0.01]
-    np.testing.assert_allclose(robust_scale(X.std(axis=0), X), X.std(axis=0), rtol=0.02)
-    assert NORMAL_IQR == pytest.approx(2 * 0.6744897501960817)
+    np.testing.assert_allclose(robust_scale(X.std(axis=0), X), X.std(axis=0), rtol=0.002)
 
 
 def test_one_far_row_does_not_widen_the_bandwidths():
@@ -24,11 +28,12 @@ def test_one_far_row_does_not_widen_the_bandwidths():
     np.testing.assert_allclose(every.fit(far).bandwidth_, every.fit(X).bandwidth_, rtol=0.01)
 
 
-def test_a_feature_with_coinciding_quartiles_keeps_its_standard_deviation():
-    X = np.zeros((100, 2))
-    X[:10, 0] = 1.0  # quartiles 0 and 0
-    X[:, 1] = np.arange(100)
-    scale = robust_scale(X.std(axis=0), X)
-    assert scale[0] == pytest.approx(X[:, 0].std())
-    assert scale[1] == pytest.approx(X[:, 1].std())
-    assert BinnedDensity().fit(X).bandwidth_[0] > 0
+def test_a_sparse_mode_keeps_its_share_of_the_scale():
+    """A mode of 2 % of the rows far from the rest is data, not an outlier: the scale is its
+    standard deviation (Silverman's IQR rule shrank it 4-fold, and the spectral centres on such a
+    design lost 8 % in risk)."""
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.standard_normal(9800), 12 + rng.standard_normal(200)][:, None]
+    assert robust_scale(X.std(axis=0), X)[0] == pytest.approx(X.std(), rel=0.01)
+    assert BinnedDensity().fit(X).bandwidth_[0] == pytest.approx(
+        X.std() * bandwidth_factor("scott", 10_000, 1), rel=0.01)
