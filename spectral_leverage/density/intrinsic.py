@@ -131,7 +131,10 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     too_few = (float(d), np.nan) if return_flatness else float(d)
     if X.shape[0] < 3:
         return too_few
-    X = np.ascontiguousarray(X)
+    # the estimate is scale-free: on the unit scale the distances' squares neither under- nor overflow
+    # (rows of magnitude 1e-150 in the kernel's units had zero distances between distinct rows)
+    spread = float(np.max(np.ptp(X, axis=0)))
+    X = np.ascontiguousarray(X / spread if spread > 0 else X)
     tree = KDTree(X)
     nearest, _ = tree.query(X, k=2)  # a zero distance to the second neighbour: a duplicate
     if np.any(nearest.reshape(-1, 2)[:, 1] == 0):

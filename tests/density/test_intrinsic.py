@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import skdim
@@ -146,3 +148,15 @@ def test_bad_parameters(kwargs, match):
 def test_bad_data():
     with pytest.raises(ValueError, match="NaN"):
         intrinsic_dimension(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-150, 1e150])
+def test_nightly_finding_the_estimate_is_scale_free_at_extreme_magnitudes(scale):
+    """Nightly property run (issue 38): 15 rows of magnitude 1e-150 in the kernel's units
+    (length scale 1e9) had zero distances between distinct rows, and log(0) warned inside the
+    estimate. It is now taken on the unit scale: the same at any magnitude, with no warning."""
+    X = np.random.default_rng(0).uniform(size=(400, 3))
+    expected = intrinsic_dimension(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert intrinsic_dimension(X * scale) == pytest.approx(expected, rel=1e-9)
