@@ -26,7 +26,7 @@ from .._validation import (
     validate_params,
 )
 from ..base import LeverageSampler
-from ..kernels import parse_kernel, resolve_kernel
+from ..kernels import indefinite_kernel_error, parse_kernel, resolve_kernel
 from ._dictionary import MIN_BLOCK_ROWS
 
 __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
@@ -94,7 +94,7 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     A[np.diag_indices(n)] = diagonal + n * reg
     chol, info = lapack.dpotrf(A, lower=True, overwrite_a=True)
     if info != 0:
-        raise np.linalg.LinAlgError(f"Cholesky of K + nλI failed (LAPACK info={info}).")
+        raise indefinite_kernel_error(f"Cholesky of K + nλI failed (LAPACK info={info})")
     inv, info = lapack.dpotri(chol, lower=True, overwrite_c=True)
     if info != 0:
         raise np.linalg.LinAlgError(f"inverse from Cholesky failed (LAPACK info={info}).")
@@ -106,6 +106,8 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
         k_row = kernel(X[i : i + 1], X)[0]
         k_row[i] = diagonal[i]
         leverage[i] = row @ k_row
+    if leverage.min(initial=0.0) < -1e-9:  # K + nλI is positive definite, but K itself is not
+        raise indefinite_kernel_error(f"exact leverage {leverage.min():.3g} < 0 of the kernel matrix")
     return leverage
 
 

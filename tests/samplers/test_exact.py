@@ -77,3 +77,15 @@ def test_tiny_leverage_under_a_huge_reg_is_positive_and_accurate():
     assert np.all(lev > 0)
     np.testing.assert_allclose(lev, expected, rtol=1e-6)
     assert np.all(ExactLeverage(kernel, reg).fit(X).scores_ > 0)
+
+
+@pytest.mark.parametrize("magnitude", [1e-42, 1e-40])
+def test_nightly_finding_an_indefinite_kernel_matrix_is_refused_not_negative(magnitude):
+    """Nightly property run (issue 38, Matérn ν down to 0.001): scikit-learn's Matern(nu=0.01)
+    between duplicated or nearly coincident rows is far from exact (its zero distances are moved
+    to machine epsilon, where this kernel has already fallen to about 0.5), the kernel matrix is
+    indefinite, and exact_leverage returned l = -0.88 or a bare LAPACK error. Both are now the
+    message that names the cause and the fix."""
+    X = np.array([[2.69786714], [2.69786714], [0.409735239], [0.165276355], [8.13270239]]) * magnitude
+    with pytest.raises(np.linalg.LinAlgError, match=r"not positive semi-definite.*drop duplicated rows"):
+        exact_leverage(X, Matern(1.0, nu=0.01), 0.01)
