@@ -43,6 +43,7 @@ __all__ = [
 #: paper's rate on standardised data; cross-validate it for real use.
 DEFAULT_REG = 1e-3
 
+
 class NumericInterval(Interval):
     """scikit-learn's ``Interval`` without the bools: ``Interval(Real, ...)`` and
     ``Interval(Integral, ...)`` take ``True`` as 1, so ``reg=True`` would run as λ = 1. Every

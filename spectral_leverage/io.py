@@ -22,6 +22,7 @@ import io
 import lzma
 import os
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NoReturn
@@ -209,7 +210,7 @@ def _check_text(source, path: str, compression: str | None) -> None:
     try:
         with _open_bytes(source, path, compression) as stream:
             head = stream.read(1 << 16)
-    except (OSError, EOFError) as err:  # a corrupt .gz, .bz2, .xz
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as err:  # a corrupt .gz, .bz2, .xz
         raise InputError(f"{path} is not readable {compression[1:] + '-compressed ' if compression else ''}"
                          f"text ({err})") from None
     nul, bad = head.find(b"\0"), _utf8_error(head, final=len(head) < 1 << 16)

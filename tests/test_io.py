@@ -201,3 +201,13 @@ def test_unwritable_outputs_are_input_errors(tmp_path):
     locked.mkdir(mode=0o500)
     with pytest.raises(InputError, match="cannot create a file in"):
         check_writable(str(locked / "out.csv"))
+
+
+@pytest.mark.parametrize("extension", [".csv.gz", ".csv.bz2", ".csv.xz"])
+def test_a_corrupt_compressed_file_is_one_line(tmp_path, extension):
+    """A corrupt .xz raised lzma.LZMAError, which is not an OSError, past the reader's handler."""
+    path = tmp_path / f"corrupt{extension}"
+    path.write_bytes({".csv.gz": b"\x1f\x8b\x08\x00garbage", ".csv.bz2": b"BZh9garbage",
+                      ".csv.xz": b"\xfd7zXZ\x00garbage"}[extension] * 10)
+    with pytest.raises(InputError, match=r"is not readable .*-compressed text"):
+        read_table(str(path))

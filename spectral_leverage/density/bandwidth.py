@@ -63,7 +63,8 @@ def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Per-feature scale of the bandwidth rules, shape (d,): the standard deviations ``std``, or
     where smaller those of ``rows`` (the data, or a uniform subsample of them) winsorized at the
     :data:`WINSOR` and 1 - :data:`WINSOR` quantiles: a few far rows no longer inflate it, and
-    elsewhere it is the standard deviation to within a fraction of a per cent.
+    elsewhere it is the standard deviation to within a fraction of a per cent. A column whose
+    winsorized values are all equal (constant but for a few rows) keeps its standard deviation.
 
     Examples
     --------
@@ -75,7 +76,9 @@ def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """
     std = np.asarray(std, dtype=float)
     low, high = np.percentile(rows, [100 * WINSOR, 100 * (1 - WINSOR)], axis=0)
-    return np.minimum(std, np.clip(rows, low, high).std(axis=0))
+    winsorized = np.clip(rows, low, high).std(axis=0)
+    # a column constant but for under 0.1 % of its rows (a rare indicator) keeps its deviation
+    return np.where(winsorized > 0, np.minimum(std, winsorized), std)
 
 
 def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:

@@ -83,7 +83,10 @@ def check_kernel(kernel, X=None):
             spec = parse_kernel(kernel)
         except TypeError:
             diag = np.asarray(kernel.diag(X), dtype=float)
-            if not np.all(np.isfinite(diag) & (diag >= 0)):
+            if not np.all(np.isfinite(diag)):
+                raise ValueError(f"kernel {kernel!r} has a non-finite k(x, x) on X: standardise X, or "
+                                 "give the kernel finite parameters.") from None
+            if not np.all(diag >= 0):
                 raise ValueError(
                     f"kernel {kernel!r} has k(x, x) = {np.min(diag):.3g} on X, but a kernel's diagonal is "
                     "finite and >= 0: give ConstantKernel an amplitude > 0.") from None
@@ -246,11 +249,14 @@ def nystrom_leverage(X, kernel, centres, gamma: float, *,
     m = centres.shape[0]
     blocks = plan_blocks(X.shape[0], m, memory_budget)
     blocks_of = memory_budget - FACTOR_BYTES_PER_ENTRY * m * m
+    driver = "evr"
     try:
-        s, U = eigh(_kernel_matrix(kernel, centres, blocks_of), overwrite_a=True, driver="evr",
+        s, U = eigh(_kernel_matrix(kernel, centres, blocks_of), overwrite_a=True, driver=driver,
                     check_finite=False)
-    except np.linalg.LinAlgError:  # syevr's "Internal Error" (clustered eigenvalues): QR iteration
-        s, U = eigh(_kernel_matrix(kernel, centres, blocks_of), overwrite_a=True, driver="ev",
+    except np.linalg.LinAlgError:  # syevr's "Internal Error" (clustered eigenvalues): QR iteration,
+        driver = "ev"              # outside the handler, whose traceback holds the first matrix
+    if driver == "ev":
+        s, U = eigh(_kernel_matrix(kernel, centres, blocks_of), overwrite_a=True, driver=driver,
                     check_finite=False)
     first = int(np.searchsorted(s, s[-1] * m * np.finfo(float).eps, side="right"))  # s ascends
     R = U[:, first:]  # a view: K_JJ^{+1/2}, shape (m, k), scaled in place

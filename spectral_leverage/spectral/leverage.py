@@ -294,7 +294,7 @@ class SpectralLeverage(LeverageSampler):
             p_unit = p_score = backend.map_rows(knn_density_block, radius, shared,
                                                 float(floor) if np.isfinite(floor) else None, training)
         else:
-            scale = robust_scale(std[active], rows[:, active])  # the anchors' quartiles
+            scale = robust_scale(std[active], rows[:, active])  # the anchors' 0.1 % quantiles
             self._model = self._binned_layout(n, scale, low[active], high[active])
             if self._model is not None:
                 (counts,) = backend.sum_blocks(bin_block, X, args=(backend.share(self._model), active))

@@ -37,3 +37,15 @@ def test_a_sparse_mode_keeps_its_share_of_the_scale():
     assert robust_scale(X.std(axis=0), X)[0] == pytest.approx(X.std(), rel=0.01)
     assert BinnedDensity().fit(X).bandwidth_[0] == pytest.approx(
         X.std() * bandwidth_factor("scott", 10_000, 1), rel=0.01)
+
+
+def test_a_rare_indicator_keeps_its_standard_deviation():
+    """Review finding: a column constant but for under 0.1 % of its rows winsorizes to a constant;
+    it keeps its standard deviation rather than the constant columns' scale of 1."""
+    X = np.zeros((20_000, 2))
+    X[:10, 0] = 1.0
+    X[:, 1] = np.random.default_rng(0).standard_normal(20_000)
+    scale = robust_scale(X.std(axis=0), X)
+    assert scale[0] == pytest.approx(X[:, 0].std())
+    factor = bandwidth_factor("scott", 20_000, 2)
+    assert feature_bandwidths(X, "scott")[0] == pytest.approx(X[:, 0].std() * factor)
