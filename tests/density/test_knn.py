@@ -7,11 +7,14 @@ from scipy.stats import norm
 from spectral_leverage.density import KNNDensity
 
 
-def test_knn_density_of_a_normal_sample_in_its_dimension():
+@pytest.mark.parametrize("seed", [0, 1])
+def test_knn_density_of_a_normal_sample_in_its_dimension(seed):
+    """k = 200 neighbours: the estimate's relative noise is about 1/sqrt(k); the median error over
+    the inner rows measured 0.046-0.053 over five anchor draws (k = 50: 0.094-0.100)."""
     X = np.random.default_rng(0).standard_normal((20_000, 1))
     inner = np.abs(X[:, 0]) < 1.5
-    estimate = KNNDensity(1.0, n_neighbors=50).fit(X).density(X[inner], training=True)
-    assert np.median(np.abs(estimate / norm.pdf(X[inner, 0]) - 1)) < 0.1
+    estimate = KNNDensity(1.0, n_neighbors=200, random_state=seed).fit(X).density(X[inner], training=True)
+    assert np.median(np.abs(estimate / norm.pdf(X[inner, 0]) - 1)) < 0.07
 
 
 @pytest.mark.parametrize("d", [2, 12, 26, 30])
