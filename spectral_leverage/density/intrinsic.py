@@ -68,8 +68,9 @@ __all__ = ["intrinsic_dimension"]
 MIN_NEIGHBOURS = 10
 #: the flatness needs at least this many neighbours per feature (else NaN)
 NEIGHBOURS_PER_FEATURE = 2
-#: floats in one block of neighbourhoods whose covariances are taken together (32 MiB)
-FLATNESS_BLOCK = 2**22
+#: floats in one block of neighbourhoods whose covariances are taken together (2 MiB: the estimate
+#: runs inside fits whose memory_budget may be a few MiB)
+FLATNESS_BLOCK = 2**18
 
 
 def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: int | None = 2**14,

@@ -23,7 +23,7 @@ from .._validation import (
 )
 from ..base import LeverageSampler
 from ..kernels import resolve_kernel
-from ._dictionary import SCORINGS, check_kernel, dictionary_scores, weighted_rls
+from ._dictionary import SCORINGS, check_dictionary_fits, check_kernel, dictionary_scores, weighted_rls
 
 __all__ = ["BLESS"]
 
@@ -130,6 +130,7 @@ class BLESS(LeverageSampler):
         reg = check_positive(self.reg, "reg")  # the constraints admit inf
         qbar = check_positive(self.qbar, "qbar")
         n = X.shape[0]
+        check_dictionary_fits(X, kernel, reg, self.memory_budget, "BLESS")
         H = max(2, int(np.ceil(np.log(n)))) if self.n_steps is None else int(self.n_steps)
         rng = check_random_state(self.random_state)
         diag = kernel.diag(X)

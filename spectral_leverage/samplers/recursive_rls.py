@@ -24,7 +24,7 @@ from .._validation import (
 )
 from ..base import LeverageSampler
 from ..kernels import resolve_kernel
-from ._dictionary import SCORINGS, check_kernel, dictionary_scores, weighted_rls
+from ._dictionary import SCORINGS, check_dictionary_fits, check_kernel, dictionary_scores, weighted_rls
 
 __all__ = ["RecursiveRLS"]
 
@@ -128,6 +128,7 @@ class RecursiveRLS(LeverageSampler):
         kernel = check_kernel(resolve_kernel(self.kernel), X)
         reg = check_positive(self.reg, "reg")  # the constraints admit inf
         n = X.shape[0]
+        check_dictionary_fits(X, kernel, reg, self.memory_budget, "RecursiveRLS")
         s = int(np.ceil(np.sqrt(n))) if self.sample_size is None else int(self.sample_size)
         if self.oversampling is None:
             oversamp = max(1.0, float(np.log(s)))

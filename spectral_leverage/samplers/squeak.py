@@ -29,7 +29,7 @@ from .._validation import (
 )
 from ..base import LeverageSampler
 from ..kernels import resolve_kernel
-from ._dictionary import SCORINGS, check_kernel, dictionary_scores, weighted_rls
+from ._dictionary import SCORINGS, check_dictionary_fits, check_kernel, dictionary_scores, weighted_rls
 
 __all__ = ["SQUEAK", "merge_squeak"]
 
@@ -171,6 +171,7 @@ class SQUEAK(LeverageSampler):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_kernel(kernel, X)
         n = X.shape[0]
+        check_dictionary_fits(X, kernel, reg, self.memory_budget, "SQUEAK")
         b = int(np.ceil(np.sqrt(n))) if self.batch_size is None else int(self.batch_size)
         rng = check_random_state(self.random_state)
         gamma = n * reg

@@ -38,6 +38,7 @@ from .._validation import (
     RANDOM_STATE,
     NumericInterval,
     check_random_state,
+    check_samples,
     renamed,
     validate_params,
     warn_constant_features,
@@ -394,14 +395,19 @@ class SpectralLeverage(LeverageSampler):
         """Active features divided by their length scales: the geometry the kernel sees."""
         return X[:, self._active] / self._length
 
-    def score_samples(self, X) -> np.ndarray:
-        """Rescaled scores :math:`h(p(x))` at the rows of X, shape (m, d): an (m,) array on the
-        scale of ``scores_`` (in-memory X only)."""
+    def score_samples(self, X, *, n_rows: int | None = None) -> np.ndarray:
+        r"""Rescaled scores :math:`h(p(x))` at the rows of X, shape (m, d): an (m,) array on the
+        scale of ``scores_`` (in-memory X only).
+
+        ``n_rows`` (default: the fitted rows' count) is the n the scores are for: :math:`h` depends
+        on n only through the isolated-point cap :math:`n k(0)/(k(0) + n\lambda)`, so a fit on a
+        subsample predicts the scores of n rows drawn like it (and their mean, the effective
+        dimension)."""
         check_is_fitted(self, "scores_")
         backend = backend_for(X)
         backend.require_in_memory("score_samples", "compute the new points into memory first")
         X = backend.validate(self, X, reset=False, min_samples=1)
-        n = self.scores_.shape[0]
+        n = self.scores_.shape[0] if n_rows is None else check_samples(n_rows, "n_rows")
         if not self._active.any():
             return np.full(X.shape[0], self.scores_[0])
         if isinstance(self._model, KNNDensity):

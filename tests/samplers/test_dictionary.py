@@ -19,9 +19,12 @@ from sklearn.gaussian_process.kernels import (
 
 from spectral_leverage import make_sampler
 from spectral_leverage.samplers._dictionary import (
+    PREDICTION_MARGIN,
     dictionary_scores,
+    most_centres,
     nystrom_leverage,
     plan_blocks,
+    predicted_effective_dimension,
     weighted_rls,
 )
 
@@ -135,3 +138,42 @@ def test_nystrom_leverage_when_syevr_fails():
 
     with mock.patch.object(dictionary, "eigh", failing_evr):
         np.testing.assert_allclose(nystrom_leverage(X, KERNEL, X[:20], 0.1), expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["squeak", "bless", "recursive-rls"])
+def test_slow_before_refusing_a_dictionary_sure_to_outgrow_the_budget(name):
+    # finding 4 of the hostile-input campaign: at λ = 1e-8 SQUEAK ran 312 s on 20 000 rows before
+    # its dictionary passed the budget. Here the budget holds 232 centres of 3000 rows and the
+    # density formula predicts d_eff ≈ 3000: refused before any dictionary is scored.
+    X = np.random.default_rng(1).normal(size=(3000, 6))
+    sampler = make_sampler(name, kernel=Matern(1.0, nu=1.5), reg=1e-8, random_state=0,
+                           memory_budget=4 * 2**20)
+    module = type(sampler).__module__
+    with mock.patch(f"{module}.weighted_rls", side_effect=AssertionError("a dictionary was scored")), \
+            pytest.raises(ValueError, match=r"predicts an effective dimension of about \d+.*232"):
+        sampler.fit(X)
+
+
+def test_the_prediction_refuses_no_dictionary_that_fits():
+    # λ = 1e-2: d_eff 77 of 3000 rows (exact; predicted 72); the dictionaries hold 178-344 centres,
+    # within the 403 the budget holds: the prediction runs (3000 > 2 x 403) and lets the fits run
+    X = np.random.default_rng(1).normal(size=(3000, 6))
+    budget = 8 * 2**20
+    for name in ("squeak", "bless", "recursive-rls"):
+        sampler = make_sampler(name, kernel=Matern(1.0, nu=1.5), reg=1e-2, random_state=0,
+                               memory_budget=budget).fit(X)
+        assert sampler.dictionary_indices_.size <= most_centres(3000, budget)
+
+
+def test_the_predicted_effective_dimension_is_within_the_margin_of_the_exact_one():
+    # the refusal's premise: the density formula on an evenly spaced subsample (800 of 2400 rows)
+    # reads d_eff within PREDICTION_MARGIN of the exact one, from the density regime to saturation
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2400, 4))
+    for kernel in (Matern(1.0, nu=0.5), Matern(1.0, nu=2.5), RBF(0.5)):
+        eig = np.clip(np.linalg.eigvalsh(kernel(X)), 0.0, None)
+        for reg in (1e-3, 1e-5, 1e-7):
+            exact = np.sum(eig / (eig + 2400 * reg))
+            with mock.patch("spectral_leverage.samplers._dictionary.PREDICTION_ROWS", 800):
+                predicted = predicted_effective_dimension(X, kernel, reg, 2**30)
+            assert 1 / PREDICTION_MARGIN < predicted / exact < PREDICTION_MARGIN, (kernel, reg)

@@ -438,3 +438,17 @@ def test_verbose_shows_a_progress_bar_without_logging(capsys, algorithm, bars):
     assert all(bar in err for bar in bars) and "4/4" in err
     SpectralLeverage(Matern(0.5, nu=1.5), 1e-3, algorithm=algorithm, random_state=0).fit(X)
     assert capsys.readouterr().err == ""
+
+
+def test_score_samples_for_more_rows_lifts_only_the_isolated_point_cap():
+    # h(p) depends on n only through the cap n k(0)/(k(0) + nλ): a subsample's fit scored for
+    # the whole data's n equals the formula at n wherever the cap does not bind
+    X = np.random.default_rng(3).normal(size=(400, 2))
+    sl = SpectralLeverage(Matern(1.0, nu=1.5), reg=1e-7, algorithm="density").fit(X)
+    own, many = sl.score_samples(X), sl.score_samples(X, n_rows=10**6)
+    cap = 400 / (1 + 400 * 1e-7)
+    assert np.all(own <= cap * (1 + 1e-12)) and np.any(many > cap)
+    free = many < cap
+    np.testing.assert_allclose(own[free], many[free], rtol=1e-12)
+    with pytest.raises(ValueError, match="n_rows"):
+        sl.score_samples(X, n_rows=0)
