@@ -203,6 +203,41 @@ def _open_bytes(source, path: str, compression: str | None) -> Iterator[BinaryIO
         yield stream
 
 
+def _decompression_errors(compression: str | None) -> tuple[type[BaseException], ...]:
+    """What a corrupt compressed file raises: OSError (gzip's BadGzipFile), EOFError (a cut
+    stream), lzma.LZMAError and zlib.error, which are not OSErrors, and zstandard's ZstdError."""
+    errors = (OSError, EOFError, lzma.LZMAError, zlib.error)
+    if compression == ".zst":
+        try:
+            import zstandard
+        except ImportError:  # _open_bytes has said so
+            return errors
+        errors += (zstandard.ZstdError,)
+    return errors
+
+
+def _ends_inside_a_frame(source: str) -> bool:
+    """Whether the .zst file ``source`` is cut short: zstandard's stream reader, and pandas through
+    it, return the bytes before the cut without an error, where gzip, bz2 and xz raise EOFError."""
+    import zstandard
+
+    decompressor, ended = zstandard.ZstdDecompressor(), True
+    frame = decompressor.decompressobj()
+    with open(source, "rb") as raw:
+        for chunk in iter(lambda: raw.read(1 << 16), b""):
+            while chunk:
+                frame.decompress(chunk)
+                ended, chunk = frame.eof, frame.unused_data if frame.eof else b""
+                if ended:  # the next bytes, if any, start another frame
+                    frame = decompressor.decompressobj()
+    return not ended
+
+
+def _unreadable(path: str, compression: str | None, err: BaseException) -> InputError:
+    kind = f"{compression[1:]}-compressed " if compression else ""
+    return InputError(f"{path} is not readable {kind}text ({err})")
+
+
 def _check_text(source, path: str, compression: str | None) -> None:
     """``InputError`` for a text table whose first 64 KiB are binary (a NUL byte, or bytes that
     are not UTF-8, named by the signature of a compressed or binary format where there is one)
@@ -210,9 +245,8 @@ def _check_text(source, path: str, compression: str | None) -> None:
     try:
         with _open_bytes(source, path, compression) as stream:
             head = stream.read(1 << 16)
-    except (OSError, EOFError, lzma.LZMAError, zlib.error) as err:  # a corrupt .gz, .bz2, .xz
-        raise InputError(f"{path} is not readable {compression[1:] + '-compressed ' if compression else ''}"
-                         f"text ({err})") from None
+    except _decompression_errors(compression) as err:
+        raise _unreadable(path, compression, err) from None
     nul, bad = head.find(b"\0"), _utf8_error(head, final=len(head) < 1 << 16)
     if nul < 0 and bad is None:
         return
@@ -293,8 +327,10 @@ def _read_text(source, path: str, delimiter: str, header: bool | None,
         raise
     except ValueError as err:  # a field that is not a number, or a row with too many fields
         _locate(source, path, delimiter, header, compression, str(err))
-    except OSError as err:
-        raise InputError(f"{path} is not readable text ({err})") from None
+    except _decompression_errors(compression) as err:  # corrupt past the bytes _check_text read
+        raise _unreadable(path, compression, err) from None
+    if compression == ".zst" and isinstance(source, str) and _ends_inside_a_frame(source):
+        raise _unreadable(path, compression, EOFError("the file ends inside a zstd frame: it is cut short"))
     if (not isinstance(frame.index, pd.RangeIndex)  # a first row longer than the header
             or not np.isfinite(frame.to_numpy()).all()):  # a missing or non-finite value, a short row
         _locate(source, path, delimiter, header, compression, "")

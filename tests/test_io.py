@@ -1,7 +1,9 @@
 """Tables in and out: CSV with a header row and .npy arrays, one-line errors naming the place."""
 
+import bz2
 import errno
 import gzip
+import lzma
 import os
 
 import numpy as np
@@ -203,11 +205,30 @@ def test_unwritable_outputs_are_input_errors(tmp_path):
         check_writable(str(locked / "out.csv"))
 
 
-@pytest.mark.parametrize("extension", [".csv.gz", ".csv.bz2", ".csv.xz"])
+@pytest.mark.parametrize("extension", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst"])
 def test_a_corrupt_compressed_file_is_one_line(tmp_path, extension):
-    """A corrupt .xz raised lzma.LZMAError, which is not an OSError, past the reader's handler."""
+    """A corrupt .xz raised lzma.LZMAError, which is not an OSError, past the reader's handler
+    (and a corrupt .zst zstandard's ZstdError)."""
     path = tmp_path / f"corrupt{extension}"
     path.write_bytes({".csv.gz": b"\x1f\x8b\x08\x00garbage", ".csv.bz2": b"BZh9garbage",
-                      ".csv.xz": b"\xfd7zXZ\x00garbage"}[extension] * 10)
+                      ".csv.xz": b"\xfd7zXZ\x00garbage",
+                      ".csv.zst": b"\x28\xb5\x2f\xfd\x00garbage"}[extension] * 10)
     with pytest.raises(InputError, match=r"is not readable .*-compressed text"):
         read_table(str(path))
+
+
+@pytest.mark.parametrize("extension", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst"])
+def test_a_compressed_file_cut_past_its_first_bytes_is_one_line(tmp_path, extension):
+    """Bytes past the 64 KiB the text check reads are decompressed by pandas: a cut stream raised
+    EOFError (or zstandard's error), neither an OSError, past the reader's handler."""
+    rows = "".join(f"{i},{i / 7:.12f},{i % 13}\n" for i in range(40_000)).encode()
+    whole = tmp_path / f"whole{extension}"
+    compress = {".csv.gz": gzip.compress, ".csv.bz2": bz2.compress, ".csv.xz": lzma.compress,
+                ".csv.zst": lambda data: pytest.importorskip("zstandard").ZstdCompressor().compress(data)}
+    data = compress[extension](rows)
+    whole.write_bytes(data)
+    assert read_table(str(whole)).shape == (40_000, 3)
+    cut = tmp_path / f"cut{extension}"
+    cut.write_bytes(data[: int(len(data) * 0.8)])
+    with pytest.raises(InputError, match=r"is not readable .*-compressed text"):
+        read_table(str(cut))
