@@ -17,6 +17,9 @@ the inputs. Each backend is a module exposing the same functions:
     ``func(block, *args)`` over row blocks of A: a per-row result, 1-D or ``(n, columns)``.
 ``sum_blocks(func, *arrays, args=())``
     The sum over row blocks of the tuple of arrays ``func(*blocks, *args)`` returns.
+``select_rows(func, X, *args)``
+    The rows of X where ``func(block, *args)`` holds, as a NumPy array (a few rows: the binned
+    KDE's far rows).
 ``compute(*values)``, ``persist(A)``, ``full(X, value)``, ``from_numpy(values, X)``
     Materialise values; keep an intermediate; a per-row constant or NumPy vector with X's rows.
 ``summarise_scores(scores)`` / ``draw(scores, state, u)``

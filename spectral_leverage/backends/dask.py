@@ -13,7 +13,8 @@ Per-row results are lazy Dask arrays with X's row chunks. Inputs are checked for
 inside the tasks that read them, in the same pass, so no pass over the data is spent on checks.
 Passes over X, each one needing the result of the one before (tests/backends/test_dask.py counts
 them): ``SpectralLeverage.fit`` reads X twice (column statistics with the anchor rows; the density
-at every row, persisted), three times with the binned KDE (the grid counts in between);
+at every row, persisted), three times with the binned KDE (the grid counts in between), four
+where rows lie far outside the bulk (the binned KDE's far rows, gathered before the counts);
 ``sample`` reads only the persisted densities; ``NystromKRR.fit`` adds two (the centre rows, from
 the chunks that hold one; the normal equations, which read y once).
 """
@@ -184,6 +185,16 @@ def sum_blocks(func, *arrays: da.Array, args: tuple = ()) -> tuple:
         parts = [dask.delayed(_add)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return dask.compute(parts[0])[0]
+
+
+def _selected(block: np.ndarray, func, *args) -> np.ndarray:
+    return block[func(block, *args)]
+
+
+def select_rows(func, X: da.Array, *args) -> np.ndarray:
+    """The rows of X where ``func(block, *args)`` holds, in memory (one pass; few rows)."""
+    parts = [dask.delayed(_as_task(_selected))(block, func, *args) for block in X.to_delayed().ravel()]
+    return np.concatenate(dask.compute(*parts))
 
 
 def compute(*values) -> tuple:

@@ -47,6 +47,10 @@ def sum_blocks(func, *arrays: np.ndarray, args: tuple = ()) -> tuple:
     return func(*arrays, *args)
 
 
+def select_rows(func, X: np.ndarray, *args) -> np.ndarray:
+    return X[func(X, *args)]
+
+
 def compute(*values) -> tuple:
     return values
 

@@ -5,7 +5,14 @@ otherwise), a k-nearest-neighbour density in an intrinsic dimension, the bandwid
 Levina–Bickel intrinsic-dimension estimate.
 """
 
-from .bandwidth import _anchor_indices, bandwidth_factor, check_bandwidth, feature_bandwidths, robust_scale
+from .bandwidth import (
+    _anchor_indices,
+    bandwidth_factor,
+    check_bandwidth,
+    feature_bandwidths,
+    robust_range,
+    robust_scale,
+)
 from .binned import FACE_CURVATURE, FACE_SLOPE, BinnedDensity
 from .intrinsic import intrinsic_dimension
 from .knn import KNNDensity
@@ -22,5 +29,6 @@ __all__ = [
     "check_bandwidth",
     "feature_bandwidths",
     "intrinsic_dimension",
+    "robust_range",
     "robust_scale",
 ]

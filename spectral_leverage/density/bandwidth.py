@@ -19,7 +19,8 @@ import numpy as np
 from .._blocks import column_summary
 from .._validation import check_bandwidth_range, check_random_state, check_samples
 
-__all__ = ["WINSOR", "bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_scale"]
+__all__ = ["WINSOR", "bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_range",
+           "robust_scale"]
 
 #: Share of rows clipped at each end before the scale is taken: robust to a few far rows (one in
 #: 20 000, or 16 of the 16 384 anchors), and unlike the interquartile range blind to a sparse mode
@@ -59,6 +60,21 @@ def check_bandwidth(bandwidth) -> str | float:
     raise ValueError(f"bandwidth must be 'scott', 'silverman' or a positive float, got {bandwidth!r}.")
 
 
+def robust_range(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The :data:`WINSOR` and 1 - :data:`WINSOR` quantiles of each column of ``rows`` (the data,
+    or a uniform subsample of them): two arrays of shape (d,), the range the bulk of the rows
+    span, which a few far rows do not stretch.
+
+    Examples
+    --------
+    >>> X = np.r_[np.linspace(0.0, 1.0, 10_001), 1e9][:, None]
+    >>> [v.round(3).tolist() for v in robust_range(X)]
+    [[0.001], [0.999]]
+    """
+    low, high = np.percentile(rows, [100 * WINSOR, 100 * (1 - WINSOR)], axis=0)
+    return low, high
+
+
 def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Per-feature scale of the bandwidth rules, shape (d,): the standard deviations ``std``, or
     where smaller those of ``rows`` (the data, or a uniform subsample of them) winsorized at the
@@ -75,7 +91,7 @@ def robust_scale(std: np.ndarray, rows: np.ndarray) -> np.ndarray:
     [2887.0, 2887.0]
     """
     std = np.asarray(std, dtype=float)
-    low, high = np.percentile(rows, [100 * WINSOR, 100 * (1 - WINSOR)], axis=0)
+    low, high = robust_range(rows)
     winsorized = np.clip(rows, low, high).std(axis=0)
     # a column constant but for under 0.1 % of its rows (a rare indicator) keeps its deviation
     return np.where(winsorized > 0, np.minimum(std, winsorized), std)

@@ -17,7 +17,7 @@ from ..density import BinnedDensity, KNNDensity, TreeDensity, intrinsic_dimensio
 from .boundary import boundary_density
 
 __all__ = ["TINY_DENSITY", "AmbientDensity", "ambient_block", "bin_block", "capped_scores",
-           "check_spread", "choose_dimension", "given_density", "knn_density_block",
+           "check_spread", "choose_dimension", "far_block", "given_density", "knn_density_block",
            "knn_radius_block"]
 
 #: Floor of the ambient densities, so that a density underflowing far from all data stays > 0.
@@ -52,9 +52,11 @@ class AmbientDensity:
             self.model.slope_grids(self._scales, curvature=True)
         return self
 
-    def __call__(self, active: np.ndarray, n_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, active: np.ndarray, n_batch: int | None = None,
+                 training: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(KDE per unit volume, density for the scores) at validated rows ``active``, part of a
-        batch of ``n_batch`` rows (default: these rows; the tree KDE's choice of evaluation)."""
+        batch of ``n_batch`` rows (default: these rows; the tree KDE's choice of evaluation);
+        ``training``: rows of the fitted data (the binned KDE's far rows leave out their own term)."""
         volume, corrected = np.prod(self.length), self.boundary is not None
         if isinstance(self.model, TreeDensity):
             n_batch = active.shape[0] if n_batch is None else n_batch
@@ -64,10 +66,11 @@ class AmbientDensity:
             # smallest normal float gives (the scores are capped at the isolated point's bound)
             p_unit = np.maximum(np.exp(log_p + np.log(volume)), TINY_DENSITY)
         elif corrected:
-            p_unit, values = self.model.density_and_slopes(active, self._scales, curvature=True)
+            p_unit, values = self.model.density_and_slopes(active, self._scales, curvature=True,
+                                                           training=training)
             p_unit *= volume
         else:
-            p_unit, values = self.model.density(active) * volume, []
+            p_unit, values = self.model.density(active, training=training) * volume, []
         if not corrected:
             return p_unit, p_unit
         *slopes, curvature = values
@@ -126,10 +129,15 @@ def bin_block(block: np.ndarray, model: BinnedDensity, active: np.ndarray) -> tu
     return (model.bin_counts(block[:, active]),)
 
 
+def far_block(block: np.ndarray, model: BinnedDensity, active: np.ndarray) -> np.ndarray:
+    """Whether each row of a block is a far row of the binned KDE (outside its grid's box)."""
+    return model.is_far(block[:, active])
+
+
 def ambient_block(block: np.ndarray, ambient: AmbientDensity, active: np.ndarray, n: int) -> np.ndarray:
     """KDE per unit length-scale volume of a block's rows, part of a batch of n rows, and with the
     boundary correction the density the scores are taken of as a second column."""
-    p_unit, p_score = ambient(block[:, active], n)
+    p_unit, p_score = ambient(block[:, active], n, training=True)
     return p_unit if ambient.boundary is None else np.column_stack([p_unit, p_score])
 
 

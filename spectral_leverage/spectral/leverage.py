@@ -45,7 +45,7 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
-from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, robust_scale
+from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, robust_range, robust_scale
 from ..kernels import check_spectral_nu, parse_kernel, resolve_kernel
 from ._ambient import (
     AmbientDensity,
@@ -54,6 +54,7 @@ from ._ambient import (
     capped_scores,
     check_spread,
     choose_dimension,
+    far_block,
     given_density,
     knn_density_block,
     knn_radius_block,
@@ -296,8 +297,12 @@ class SpectralLeverage(LeverageSampler):
                                                 float(floor) if np.isfinite(floor) else None, training)
         else:
             scale = robust_scale(std[active], rows[:, active])  # the anchors' 0.1 % quantiles
-            self._model = self._binned_layout(n, scale, low[active], high[active])
+            bulk = robust_range(rows[:, active])
+            self._model = self._binned_layout(n, scale, low[active], high[active], bulk)
             if self._model is not None:
+                if self._model.has_far_rows_:  # one more pass: the rows outside the grid's box
+                    far = backend.select_rows(far_block, X, backend.share(self._model), active)
+                    self._model.set_far_rows(far[:, active])
                 (counts,) = backend.sum_blocks(bin_block, X, args=(backend.share(self._model), active))
                 self._model.smooth(counts, n)
             else:
@@ -380,13 +385,13 @@ class SpectralLeverage(LeverageSampler):
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
 
-    def _binned_layout(self, n: int, std, low, high) -> BinnedDensity | None:
+    def _binned_layout(self, n: int, std, low, high, bulk) -> BinnedDensity | None:
         """The binned KDE with its grid laid out for the active features' statistics, or None when
         the tree KDE is to be used (``kde="tree"``, or "auto" and the grid exceeds the budget)."""
         if self.kde == "tree":
             return None
         binned = BinnedDensity(self.bandwidth, memory_budget=self.memory_budget, verbose=self.verbose)
-        binned.set_layout(n, std, low, high)
+        binned.set_layout(n, std, low, high, bulk)
         if self.kde == "auto" and not binned.fits_budget(min(self.memory_budget, AUTO_GRID_BYTES)):
             return None
         return binned.check_budget()

@@ -164,3 +164,34 @@ def test_binned_slope_needs_a_fit_and_a_positive_scale():
     for scale in (0.0, [1.0, -1.0], np.nan, [1.0, 2.0, 3.0], [[1.0, 2.0]]):
         with pytest.raises(ValueError, match="scale"):
             kde.log_density_slope(np.zeros((1, 2)), scale)
+
+
+def test_a_far_row_neither_stretches_the_grid_nor_moves_the_other_densities():
+    # issue 34 (acceptance 4): a row at 1e6 stretched the grid to millions of cells per axis,
+    # past any budget (SpectralLeverage then switched to the tree KDE); it is now a far row
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(5000, 2))
+    far = np.vstack([X, [[1e6, 0.0]]])
+    alone, beside = BinnedDensity().fit(X), BinnedDensity().fit(far)
+    assert not alone.has_far_rows_ and beside.has_far_rows_
+    # the grid reaches BOX_MARGIN bandwidths past the bulk's range towards the far row
+    assert beside.grid_cells_ < 1.5 * alone.grid_cells_
+    # the bandwidths see n + 1 rows and shift the cells: within the binning's own error (1 %)
+    np.testing.assert_allclose(beside.density(X), alone.density(X), rtol=0.01)
+    own = (2 * np.pi) ** -1.0 / (5001 * np.prod(beside.bandwidth_))
+    assert beside.density(far[-1:])[0] == pytest.approx(own, rel=1e-12)
+    assert beside.density(far[-1:], training=True)[0] == beside._floor  # isolated: its own term only
+
+
+def test_far_rows_match_the_exact_kde():
+    # three rows 60 standard deviations away, a bandwidth apart (under the 0.1 % the bulk's range
+    # leaves out, and beyond it by more than the margin: far rows): the exact Gaussian KDE
+    rng = np.random.default_rng(6)
+    X = np.vstack([rng.normal(size=(4000, 2)), [[60.0, 60.0], [60.3, 60.0], [60.0, 60.3]]])
+    binned = BinnedDensity().fit(X)
+    assert binned.has_far_rows_ and len(binned._far) == 3
+    bandwidth = binned.bandwidth_
+    exact = np.exp(KernelDensity(bandwidth=1.0).fit(X / bandwidth).score_samples(X / bandwidth)) \
+        / np.prod(bandwidth)
+    # the far rows' sums exactly (truncated at 4 bandwidths per axis: < 1e-3 of the mass)
+    np.testing.assert_allclose(binned.density(X[-3:]), exact[-3:], rtol=1e-3)
