@@ -76,3 +76,22 @@ def test_the_quick_grid_has_effective_dimensions_above_one_and_no_degenerate_war
     assert not [str(w.message) for w in caught if str(w.message).startswith(DEGENERATE_WARNING)]
     warned = [r for r in grid["rows"] if r["kernel"] == "rbf" and r["length_scale"] == 2.0]
     assert warned and max(r["scale"] * r["effective_dimension"] for r in warned) <= 1  # estimates <= 1
+
+
+def test_exact_scores_are_cached_per_setting_and_rows(tmp_path, monkeypatch):
+    # n = 20 000 takes an n x n factorisation per setting: the cache lets a grid resume
+    kwargs = dict(n=200, kernels=("matern1.5",), length_scales=(0.5,), reg_exponents=(0.5, 1.0),
+                  methods=("density",), random_state=0, exact_cache=tmp_path)
+    first = hyperparameter_grid(builtin_datasets()[:1], **kwargs)
+    assert len(list(tmp_path.glob("*.npy"))) == 2
+
+    def refuse(*args, **kw):
+        raise AssertionError("an exact score was recomputed")
+
+    monkeypatch.setattr("spectral_leverage.validation.grid.exact_leverage", refuse)
+    again = hyperparameter_grid(builtin_datasets()[:1], **kwargs)
+    for a, b in zip(first["rows"], again["rows"], strict=True):
+        assert (a["p05"], a["p95"], a["scale"]) == (b["p05"], b["p95"], b["scale"])
+    # other rows (another seed draws other points): not from the cache
+    with pytest.raises(AssertionError, match="recomputed"):
+        hyperparameter_grid(builtin_datasets()[:1], **{**kwargs, "random_state": 1})
