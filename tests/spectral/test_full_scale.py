@@ -211,19 +211,20 @@ def test_deterministic_under_random_state(X):
 
 
 def test_the_regime_rule():
-    # few rows per window: pivots and neighbours, where the pivots are dense (n = 4000: 8 rows per
-    # pivot) or each window lies within half the neighbours
-    assert full_scale_plan(100.0, 4000) == (512, 32) and full_scale_plan(3000.0, 4000) == (512, 32)
-    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(2000.0, 20_000) == (512, 32)
+    # few rows per window: pivots and neighbours, where the pivots are dense (n = 4000: 4 rows per
+    # pivot; n = 16 384: 16) or each window lies within half the neighbours
+    assert full_scale_plan(100.0, 4000) == (1000, 32) and full_scale_plan(3000.0, 4000) == (1000, 32)
+    assert full_scale_plan(600.0, 16_384) == (1024, 32) and full_scale_plan(600.0, 16_385) is None
+    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(2000.0, 20_000) == (926, 32)
     # the low-rank end: pivots and the tail integral
     assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
     # ... up to d_eff 512 (the factor's own count then decides), whatever pivots the cost bound allows
     assert full_scale_plan(500.0, 10**6) == (131, 0) and full_scale_plan(600.0, 10**6) is None
     # between: the density formula (many rows per window, more degrees of freedom than pivots)
     assert full_scale_plan(800.0, 20_000) is None and full_scale_plan(5000.0, 10**6) is None
-    # the pivots' far-field work n m^2 stays bounded, m never under 64
-    for n in (10**3, 10**5, 10**6, 10**8):
-        assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= 512
+    # the pivots' far-field work n m^2 stays bounded, m never under 64 nor (past 256 rows) over n/4
+    for n in (10**3, 4000, 8000, 10**5, 10**6, 10**8):
+        assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= min(2048, n // 4)
 
 
 def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_inside():
