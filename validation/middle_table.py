@@ -25,11 +25,11 @@ from unittest import mock
 import numpy as np
 from pykdtree.kdtree import KDTree
 
-from spectral_leverage import SpectralLeverage, exact_leverage
+from spectral_leverage import SpectralLeverage
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.spectral import full_scale, leverage
 from spectral_leverage.validation.data import csv_dataset
-from spectral_leverage.validation.grid import cell_text, make_kernel
+from spectral_leverage.validation.grid import cached_exact_scores, cell_text, make_kernel
 
 CELLS = ",".join(f"{f}:{ell}" for f in ("matern1.5", "matern2.5", "rbf") for ell in ("0.5", "1", "2"))
 
@@ -58,14 +58,7 @@ def main() -> None:
         for cell in args.cells.split(","):
             family, ell = cell.split(":")
             kernel, reg = make_kernel(family, float(ell)), 1.0 / n
-            path = args.cache / f"{name}_{n}_{family}_{ell}_1.npy" if args.cache else None
-            if path is not None and path.exists():
-                exact = np.load(path)
-            else:
-                exact = n * exact_leverage(X, kernel, reg)
-                if path is not None:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    np.save(path, exact)
+            exact = cached_exact_scores(X, kernel, reg, args.cache, f"{name}_{family}_{ell}_1")
             start = time.perf_counter()
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
             seconds = time.perf_counter() - start

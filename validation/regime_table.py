@@ -27,11 +27,11 @@ from unittest import mock
 
 import numpy as np
 
-from spectral_leverage import SpectralLeverage, exact_leverage
+from spectral_leverage import SpectralLeverage
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.spectral import full_scale, leverage
 from spectral_leverage.validation.data import csv_dataset
-from spectral_leverage.validation.grid import cell_text, make_kernel
+from spectral_leverage.validation.grid import cached_exact_scores, cell_text, make_kernel
 
 VARIANTS = ((512, 0), (512, 32), (1, 32))  # (pivots, neighbours)
 CELLS = "matern1.5:1:1,matern2.5:1:1,rbf:0.5:1,matern1.5:0.5:1,matern0.5:1:1"
@@ -66,14 +66,7 @@ def main() -> None:
         for cell in args.cells.split(","):
             family, ell, a = cell.split(":")
             kernel, reg = make_kernel(family, float(ell)), n ** -float(a)
-            path = args.cache / f"{name}_{n}_{cell.replace(':', '_')}.npy" if args.cache else None
-            if path is not None and path.exists():
-                exact = np.load(path)
-            else:
-                exact = n * exact_leverage(X, kernel, reg)
-                if path is not None:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    np.save(path, exact)
+            exact = cached_exact_scores(X, kernel, reg, args.cache, f"{name}_{cell.replace(':', '_')}")
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
             texts, scores = [accuracy_text(density.scores_, exact)], {}
             for plan in VARIANTS:  # the library's own path (its density), with the plan set

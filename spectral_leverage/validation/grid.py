@@ -31,7 +31,8 @@ from ..spectral import SpectralLeverage
 from ._util import check_names, progress_bar, replicate_seeds, timed
 from .data import DataSet
 
-__all__ = ["DEGENERATE_WARNING", "GRID_KERNELS", "GRID_METHODS", "OK_BAND", "OK_SCALE", "hyperparameter_grid",
+__all__ = ["DEGENERATE_WARNING", "GRID_KERNELS", "GRID_METHODS", "OK_BAND", "OK_SCALE", "cached_exact_scores",
+           "hyperparameter_grid",
            "make_kernel"]
 
 #: Kernel families of the grid: Matérn smoothness, or "rbf".
@@ -138,7 +139,7 @@ def hyperparameter_grid(datasets: list[DataSet], *, n: int = 4000, kernels=GRID_
                         kernel = make_kernel(family, length_scale)
                         for exponent in reg_exponents:
                             reg = float(size ** -exponent)
-                            exact = _exact_scores(X, kernel, reg, exact_cache,
+                            exact = cached_exact_scores(X, kernel, reg, exact_cache,
                                                   f"{data.name}_{family}_{length_scale:g}_{exponent:g}")
                             for name in methods:
                                 with warnings.catch_warnings():
@@ -174,8 +175,9 @@ def hyperparameter_grid(datasets: list[DataSet], *, n: int = 4000, kernels=GRID_
     return {"settings": settings, "rows": rows, "summary": summary}
 
 
-def _exact_scores(X: np.ndarray, kernel, reg: float, cache, name: str) -> np.ndarray:
-    """n · exact leverage of X, from ``cache`` (a folder, or None) when it holds them for these rows."""
+def cached_exact_scores(X: np.ndarray, kernel, reg: float, cache, name: str) -> np.ndarray:
+    """n · exact leverage of X, from ``cache`` (a folder, or None) when it holds them for these rows
+    (the file ``<name>_<n>_<hash of X>.npy``), else computed and written there."""
     if cache is None:
         return X.shape[0] * exact_leverage(X, kernel, reg)
     rows = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
