@@ -24,6 +24,8 @@ the inputs. Each backend is a module exposing the same functions:
     ``func(points, near, *args)`` over blocks of rows with their k nearest other rows of X (exact,
     in the coordinates ``rescale(X)``): ``near`` (b, k+1) row ids, each row first, ``points``
     (b, k+1, d) their rows; a per-row result.
+``take(X, rows)``
+    The rows ``rows`` (sorted indices) of X as a NumPy array.
 ``compute(*values)``, ``persist(A)``, ``full(X, value)``, ``from_numpy(values, X)``
     Materialise values; keep an intermediate; a per-row constant or NumPy vector with X's rows.
 ``summarise_scores(scores)`` / ``draw(scores, state, u)``

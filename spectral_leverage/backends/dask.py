@@ -239,6 +239,11 @@ def sum_blocks(func, *arrays: da.Array, args: tuple = (), start: tuple | None = 
     return dask.compute(_pairwise(parts, _add))[0]
 
 
+def take(X: da.Array, rows: np.ndarray) -> np.ndarray:
+    """The rows ``rows`` (sorted) of X as a NumPy array: one pass over the chunks holding one."""
+    return X[rows].compute()
+
+
 def compute(*values) -> tuple:
     return dask.compute(*values)
 

@@ -74,6 +74,10 @@ def map_near(func, X: np.ndarray, k: int, rescale, *args, bytes_per_row: float, 
     return out
 
 
+def take(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return X[rows]
+
+
 def compute(*values) -> tuple:
     return values
 

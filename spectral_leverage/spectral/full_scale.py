@@ -196,7 +196,7 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     max_pivots, neighbours = plan
     pivots, rows, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
                                                     max_samples=max_samples, memory_budget=memory_budget,
-                                                    rng=rng)
+                                                    rng=rng, take=backend_for(X).take)
     if not neighbours and left > captured:
         if n <= ROWS_PER_PIVOT * len(pivots):
             neighbours = NEIGHBOURS
@@ -272,7 +272,7 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     quarter = memory_budget / 4
     if pivots is None:
         pivots = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
-                                  memory_budget=memory_budget, rng=rng)[:2]
+                                  memory_budget=memory_budget, rng=rng, take=backend.take)[:2]
     pivots, pivot_rows = pivots
     root = inverse_sqrt(kernel(pivot_rows))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
