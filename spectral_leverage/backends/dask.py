@@ -28,6 +28,7 @@ import functools
 import dask
 import dask.array as da
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .._blocks import in_task, row_chunks
 from .._validation import check_target
@@ -187,19 +188,22 @@ def _pairwise(parts: list, combine) -> object:
     return parts[0]
 
 
-def _near_block(block: np.ndarray, candidates: tuple, offset: int, k: int, sizes: tuple, func,
+def _near_block(block: np.ndarray, candidates: tuple, offset: int, k: int, rescale, sizes: tuple, func,
                 *args) -> np.ndarray:
     """``func`` on the near blocks of a row chunk (rows ``offset + i`` of X) from the k + 1 nearest
-    ``candidates`` of every chunk, merged, in blocks of ``sizes`` = (bytes per row, budget)."""
+    ``candidates`` of every chunk, merged, in blocks of ``sizes`` = (bytes per row, budget) of rows
+    close in space (the leaf order of the chunk's k-d tree: they share more neighbours)."""
     _, found, points = candidates
     rows = offset + np.arange(block.shape[0])
     keep = self_first(found, rows, k)
     b, d = block.shape
     near = np.column_stack([rows, found[keep].reshape(b, k)])
     points = np.concatenate([block[:, None, :], points[keep].reshape(b, k, d)], axis=1)
+    order = cKDTree(rescale(block), balanced_tree=False, compact_nodes=False).indices
     out = np.empty(b)
     for part in row_chunks(b, *sizes):
-        out[part] = func(points[part], near[part], *args)
+        rows = order[part]
+        out[rows] = func(points[rows], near[rows], *args)
     return out
 
 
@@ -218,7 +222,7 @@ def map_near(func, X: da.Array, k: int, rescale, *args, bytes_per_row: float, me
     for block, offset, size in zip(blocks, offsets, X.chunks[0], strict=True):
         candidates = _pairwise([dask.delayed(search)(block, other, int(start), k + 1, rescale)
                                 for other, start in zip(blocks, offsets, strict=True)], combine)
-        values = dask.delayed(_as_task(_near_block))(block, candidates, int(offset), k,
+        values = dask.delayed(_as_task(_near_block))(block, candidates, int(offset), k, rescale,
                                                      (bytes_per_row, memory_budget), func, *args)
         out.append(da.from_delayed(values, shape=(size,), dtype=float, meta=np.empty(0)))
     return da.concatenate(out)
