@@ -263,7 +263,8 @@ def _certified_greedy(block: np.ndarray, w: np.ndarray, tau: float, most: int,
 
 
 def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_samples: int | None,
-                     memory_budget: float, rng: np.random.Generator) -> tuple[np.ndarray, float, float]:
+                     memory_budget: float, rng: np.random.Generator,
+                     take=None) -> tuple[np.ndarray, np.ndarray, float, float]:
     r"""Pivots by :func:`rp_cholesky` on a uniform subsample of the rows of X, and the ridge degrees
     of freedom (:math:`\gamma = n\lambda`) that the factor and its residual, taken as unlearned, hold:
     :math:`\sum_j s_j/(s_j + \gamma)` over the eigenvalues of :math:`F^\top F` and
@@ -271,7 +272,8 @@ def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
+    X : ndarray of shape (n, d), or any array ``take`` reads
+        The subsample and the draws are made here, whatever holds X; only its rows are read.
     kernel : scikit-learn kernel
     reg : float
         :math:`\lambda`.
@@ -282,11 +284,16 @@ def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_
     memory_budget : float
         Bytes: a quarter of it holds the subsample's factor and kernel blocks.
     rng : numpy Generator
+    take : callable or None, default=None
+        ``take(X, rows)``: the rows ``rows`` (sorted) of X as a NumPy array; the full-scale leverage
+        passes its backend's, which gathers a Dask array's rows in one pass. None: ``X[rows]``.
 
     Returns
     -------
     pivots : ndarray of int
         Rows of X.
+    rows : ndarray of shape (len(pivots), d)
+        ``X[pivots]``, a NumPy array (taken with the subsample).
     captured, left : float
         The factor's and the residual's ridge degrees of freedom.
     """
@@ -299,15 +306,16 @@ def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_
     # that a row added to X leaves the other rows' subsample membership and draws as they were
     pivot_rng = np.random.default_rng(int(rng.integers(2**63 - 1)))
     sub = np.sort(np.argpartition(rng.random(n), n_sub - 1)[:n_sub]) if n_sub < n else np.arange(n)
-    drawn, factor = rp_cholesky(X[sub], kernel, max_pivots, pivot_rng, gamma=gamma, represents=n,
+    rows = X[sub] if take is None else take(X, sub)
+    drawn, factor = rp_cholesky(rows, kernel, max_pivots, pivot_rng, gamma=gamma, represents=n,
                                 memory_budget=quarter, row_ids=sub)
     scale = n / n_sub
-    diagonal = np.asarray(kernel.diag(X[sub]), dtype=float)
+    diagonal = np.asarray(kernel.diag(rows), dtype=float)
     residual = np.maximum(diagonal - np.einsum("ij,ij->i", factor, factor), 0.0)
     eigenvalues = scale * np.linalg.eigvalsh(factor.T @ factor)
     captured = float(np.sum(eigenvalues / (eigenvalues + gamma)))
     left = float(scale * np.sum(residual / (residual + gamma)))
-    return sub[drawn], captured, left
+    return sub[drawn], rows[drawn], captured, left
 
 
 def _resolved(residual: np.ndarray, gram: np.ndarray, gamma: float, scale: float) -> bool:

@@ -14,9 +14,18 @@ the inputs. Each backend is a module exposing the same functions:
 ``share(obj)``
     ``obj`` made ready to be passed to every block (broadcast once on a Dask cluster).
 ``map_rows(func, A, *args, columns=None)``
-    ``func(block, *args)`` over row blocks of A: a per-row result, 1-D or ``(n, columns)``.
-``sum_blocks(func, *arrays, args=())``
-    The sum over row blocks of the tuple of arrays ``func(*blocks, *args)`` returns.
+    ``func(block, *args)`` over row blocks of A: a per-row result, 1-D or ``(n, columns)``; 2-D
+    arrays of A's rows among ``args`` are given their matching blocks.
+``sum_blocks(func, *arrays, args=(), start=None)``
+    The sum over row blocks of the tuple of arrays ``func(*blocks, *args)`` returns; with a tuple
+    ``start``, ``func(*blocks, *args, start)`` adds its blocks' terms to ``start`` (the first
+    block's) or to zeros (the others'), so that in memory the sum runs in the order of one loop.
+``map_near(func, X, k, rescale, *args, bytes_per_row, memory_budget, verbose, desc)``
+    ``func(points, near, *args)`` over blocks of rows with their k nearest other rows of X (exact,
+    in the coordinates ``rescale(X)``): ``near`` (b, k+1) row ids, each row first, ``points``
+    (b, k+1, d) their rows; a per-row result.
+``take(X, rows)``
+    The rows ``rows`` (sorted indices) of X as a NumPy array.
 ``select_rows(func, X, *args)``
     The rows of X where ``func(block, *args)`` holds, as a NumPy array (a few rows: the binned
     KDE's far rows).

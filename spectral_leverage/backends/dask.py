@@ -12,11 +12,14 @@ imported only when a Dask collection arrives.
 Per-row results are lazy Dask arrays with X's row chunks. Inputs are checked for NaN and infinity
 inside the tasks that read them, in the same pass, so no pass over the data is spent on checks.
 Passes over X, each one needing the result of the one before (tests/backends/test_dask.py counts
-them): ``SpectralLeverage.fit`` reads X twice (column statistics with the anchor rows; the density
-at every row, persisted), three times with the binned KDE (the grid counts in between), four
-where rows lie far outside the bulk (the binned KDE's far rows, gathered before the counts);
-``sample`` reads only the persisted densities; ``NystromKRR.fit`` adds two (the centre rows, from
-the chunks that hold one; the normal equations, which read y once).
+them): ``SpectralLeverage.fit`` reads X twice for the density scores (column statistics with the
+anchor rows; the density at every row, persisted), three times with the binned KDE (the grid
+counts in between; four where rows lie far outside the bulk, the binned KDE's far rows gathered
+before the counts); where it takes the full-scale leverage, three more (the pivots' subsample
+rows; the far field's sum; the scores by the tail integral or the near blocks, persisted), and one
+more where the pivots' count keeps the density scores (the subsample rows); ``sample`` reads only
+the persisted densities or scores; ``NystromKRR.fit`` adds two (the centre rows, from the chunks
+that hold one; the normal equations, which read y once).
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ import functools
 import dask
 import dask.array as da
 import numpy as np
+from scipy.spatial import cKDTree
 
-from .._blocks import in_task
+from .._blocks import in_task, row_chunks
 from .._validation import check_target
 from ._inverse_cdf import SEGMENT, locate, segment_totals, split_draws
+from ._neighbours import merge, nearest_in, self_first
 
 name = "dask"
 in_memory = False
@@ -165,6 +170,9 @@ def _as_task(task):
 
 
 def map_rows(func, A: da.Array, *args, columns: int | None = None) -> da.Array:
+    """``func`` over A's row chunks; Dask arrays among ``args`` with A's rows (2-D, one column
+    chunk) are given their matching blocks."""
+    args = tuple(a.rechunk((A.chunks[0], -1)) if isinstance(a, da.Array) else a for a in args)
     if columns is None:
         drop = {"drop_axis": 1} if A.ndim == 2 else {}
         return A.map_blocks(_as_task(func), *args, dtype=float, meta=np.empty(0), **drop)
@@ -173,18 +181,72 @@ def map_rows(func, A: da.Array, *args, columns: int | None = None) -> da.Array:
                         meta=np.empty((0, 0)), **extra)
 
 
+def _pairwise(parts: list, combine) -> object:
+    """The delayed tree (pairwise) reduction of ``parts`` by ``combine(a, b)``."""
+    while len(parts) > 1:
+        parts = [dask.delayed(combine)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def _near_block(block: np.ndarray, candidates: tuple, offset: int, k: int, rescale, sizes: tuple, func,
+                *args) -> np.ndarray:
+    """``func`` on the near blocks of a row chunk (rows ``offset + i`` of X) from the k + 1 nearest
+    ``candidates`` of every chunk, merged, in blocks of ``sizes`` = (bytes per row, budget) of rows
+    close in space (the leaf order of the chunk's k-d tree: they share more neighbours)."""
+    _, found, points = candidates
+    rows = offset + np.arange(block.shape[0])
+    keep = self_first(found, rows, k)
+    b, d = block.shape
+    near = np.column_stack([rows, found[keep].reshape(b, k)])
+    points = np.concatenate([block[:, None, :], points[keep].reshape(b, k, d)], axis=1)
+    order = cKDTree(rescale(block), balanced_tree=False, compact_nodes=False).indices
+    out = np.empty(b)
+    for part in row_chunks(b, *sizes):
+        rows = order[part]
+        out[rows] = func(points[rows], near[rows], *args)
+    return out
+
+
+def map_near(func, X: da.Array, k: int, rescale, *args, bytes_per_row: float, memory_budget: float,
+             verbose: bool = False, desc: str = "near blocks") -> da.Array:
+    """Exact neighbours of every row over all chunks: for each row chunk, the k + 1 nearest rows of
+    every chunk (a k-d tree of that chunk; B² queries for B chunks), merged pairwise, then ``func``
+    on its near blocks, in blocks of ``bytes_per_row`` within ``memory_budget`` (one task per chunk,
+    one thread). One pass over X (each chunk is read once, held until its queries are done); no
+    progress bars inside the tasks (``verbose``)."""
+    blocks = X.to_delayed().ravel()
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0][:-1])]).astype(int)
+    combine = functools.partial(merge, k=k + 1)
+    search = _as_task(nearest_in)
+    out = []
+    for block, offset, size in zip(blocks, offsets, X.chunks[0], strict=True):
+        candidates = _pairwise([dask.delayed(search)(block, other, int(start), k + 1, rescale)
+                                for other, start in zip(blocks, offsets, strict=True)], combine)
+        values = dask.delayed(_as_task(_near_block))(block, candidates, int(offset), k, rescale,
+                                                     (bytes_per_row, memory_budget), func, *args)
+        out.append(da.from_delayed(values, shape=(size,), dtype=float, meta=np.empty(0)))
+    return da.concatenate(out)
+
+
 def _add(a: tuple, b: tuple) -> tuple:
     return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
-def sum_blocks(func, *arrays: da.Array, args: tuple = ()) -> tuple:
-    """Tree (pairwise) sum over the row blocks of the tuples ``func(*blocks, *args)``."""
-    blocks = zip(*(A.to_delayed().ravel() for A in arrays), strict=True)
-    parts = [dask.delayed(_as_task(func))(*block, *args) for block in blocks]
-    while len(parts) > 1:
-        parts = [dask.delayed(_add)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    return dask.compute(parts[0])[0]
+def sum_blocks(func, *arrays: da.Array, args: tuple = (), start: tuple | None = None) -> tuple:
+    """Tree (pairwise) sum over the row blocks of the tuples ``func(*blocks, *args)``; with
+    ``start``, the first block's is ``func(*blocks, *args, start)``, the others' from zeros."""
+    blocks = list(zip(*(A.to_delayed().ravel() for A in arrays), strict=True))
+    starts = [()] * len(blocks) if start is None else \
+        [(start,)] + [(tuple(np.zeros_like(v) for v in start),)] * (len(blocks) - 1)
+    parts = [dask.delayed(_as_task(func))(*block, *args, *first)
+             for block, first in zip(blocks, starts, strict=True)]
+    return dask.compute(_pairwise(parts, _add))[0]
+
+
+def take(X: da.Array, rows: np.ndarray) -> np.ndarray:
+    """The rows ``rows`` (sorted) of X as a NumPy array: one pass over the chunks holding one."""
+    return X[rows].compute()
 
 
 def _selected(block: np.ndarray, func, *args) -> np.ndarray:

@@ -65,6 +65,11 @@ neighbours, a k-nearest-neighbour query and :math:`O(m^2 + k^2m + k^3)` per row.
 ``memory_budget`` for the m×m matrices, the pivot subsample, its kernel blocks and each pass's row
 blocks (m and k shrink to fit a small budget).
 
+On a Dask array the same lines run over the row chunks (:mod:`spectral_leverage.backends`): the
+subsample's rows gathered to the caller, the far field a sum over chunks, the scores a map over
+them; the neighbours are exact (each chunk's k + 1 nearest rows in every chunk, merged: :math:`B^2`
+k-d tree queries for B chunks), so the scores equal the in-memory ones to rounding.
+
 References
 ----------
 H. Sang and J. Z. Huang. A full scale approximation of covariance functions for large spatial data
@@ -81,11 +86,11 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-from pykdtree.kdtree import KDTree
-from scipy.spatial import cKDTree
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads, on_all_cores, progress, row_chunks
+from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads
+from ..backends import backend_for
 from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
+from ._conditional import Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
 from .tail import TailVariance
 
 __all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "pivots_for"]
@@ -176,9 +181,8 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
     return None
 
 
-def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: np.ndarray,
-                      density: np.ndarray, dim: float, *, plan: tuple[int, int], forced: bool,
-                      max_samples: int | None,
+def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim: float, *,
+                      plan: tuple[int, int], forced: bool, max_samples: int | None,
                       memory_budget: float, rng: np.random.Generator,
                       verbose: bool = False) -> tuple[np.ndarray, str]:
     r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
@@ -195,38 +199,44 @@ def full_scale_scores(X: np.ndarray, kernel, spec, reg: float, density_scores: n
     formula's d_eff 64 for an exact 303), and the density scores are kept if not (unless
     ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
     the closer of the two at every setting measured (docs/validation.md, "Which estimate where").
-    Other parameters as :func:`full_scale_leverage`.
+    Other parameters as :func:`full_scale_leverage`; on Dask the scores are persisted.
     """
     n = X.shape[0]
     max_pivots, neighbours = plan
-    pivots, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
-                                              max_samples=max_samples, memory_budget=memory_budget, rng=rng)
+    pivots, rows, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
+                                                    max_samples=max_samples, memory_budget=memory_budget,
+                                                    rng=rng, take=backend_for(X).take)
     if not neighbours and left > captured:
         if n <= ROWS_PER_PIVOT * len(pivots):
             neighbours = NEIGHBOURS
         elif not forced:
             return density_scores, "density"
     leverage, _ = full_scale_leverage(
-        X, kernel, spec, reg, density=np.asarray(density, dtype=float), dim=dim, max_pivots=max_pivots,
-        n_neighbors=neighbours, max_samples=max_samples, memory_budget=memory_budget, rng=rng,
-        pivots=pivots, verbose=verbose)
-    return n * leverage, "full-scale"
+        X, kernel, spec, reg, density=density, dim=dim, max_pivots=max_pivots, n_neighbors=neighbours,
+        max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=(pivots, rows),
+        verbose=verbose)
+    return backend_for(X).persist(n * leverage), "full-scale"
 
 
-def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.ndarray, dim: float,
+def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
-                        rng: np.random.Generator, pivots: np.ndarray | None = None,
+                        rng: np.random.Generator, pivots: tuple | None = None,
                         verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
+    The same lines run on a NumPy or a Dask array (:mod:`spectral_leverage.backends`): the pivots
+    from a subsample gathered to the caller, the far field a sum over row blocks, then one map
+    over them (the tail integral, or each row's near block:
+    :func:`~spectral_leverage.backends.numpy.map_near`).
+
     Parameters
     ----------
-    X : ndarray of shape (n, d), n >= 2
+    X : ndarray or Dask array of shape (n, d), n >= 2
     kernel : scikit-learn kernel (stationary; ``spec`` is its parse)
     spec : :class:`~spectral_leverage.kernels.StationaryKernel`
     reg : float
         :math:`\lambda`.
-    density : ndarray of shape (n,)
+    density : ndarray or Dask array of shape (n,)
         Input density at each row, > 0, in the kernel's unit-length coordinates :math:`x/\ell`
         and ``dim`` dimensions: the residual's learned part is read from it (``n_neighbors=0``).
     dim : float
@@ -242,16 +252,16 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     memory_budget : float
         Bytes of temporaries, split in quarters (module docstring's cost); it also bounds m and k.
     rng : numpy Generator
-    pivots : ndarray of int or None, default=None
-        Pivot rows drawn already (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`);
-        None draws them.
+    pivots : (ndarray of int, ndarray of shape (m, d)) or None, default=None
+        Pivots drawn already and their rows
+        (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`); None draws them.
     verbose : bool, default=False
         Progress bars (stderr) over the far field's and the near field's row blocks.
 
     Returns
     -------
     leverage : ndarray of shape (n,)
-        :math:`l_i \in (0, 1)`.
+        :math:`l_i \in (0, 1)` (lazy on Dask).
     pivots : ndarray of int
         The pivot rows.
 
@@ -259,77 +269,58 @@ def full_scale_leverage(X: np.ndarray, kernel, spec, reg: float, *, density: np.
     ------
     ValueError
         Where X's distances in the kernel's units leave float64 kernel values
-        (:func:`~spectral_leverage._validation.check_kernel_range`): scikit-learn's general-ν Matérn
-        gives ``inf * 0 = NaN`` there, which no eigensolver survives.
+        (:func:`~spectral_leverage._validation.check_kernel_range`, in memory): scikit-learn's
+        general-ν Matérn gives ``inf * 0 = NaN`` there, which no eigensolver survives.
     """
     spec.check_inputs(X)  # kernel values on X must fit float64: a clear refusal, not NaN in eigh
+    backend = backend_for(X)
     n = X.shape[0]
     gamma = n * reg
     # the budget in quarters: the m x m matrices (about eight with temporaries), the pivot
     # subsample's factor and block of columns, their kernel blocks, and each pass's row blocks
     quarter = memory_budget / 4
     if pivots is None:
-        pivots, _, _ = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
-                                        memory_budget=memory_budget, rng=rng)
-    root = inverse_sqrt(kernel(X[pivots]))
+        pivots = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
+                                  memory_budget=memory_budget, rng=rng, take=backend.take)[:2]
+    pivots, pivot_rows = pivots
+    root = inverse_sqrt(kernel(pivot_rows))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
     # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once per
     # thread
     k_budget = int(np.sqrt(quarter / max_threads() / (8.0 * (X.shape[1] + 12)))) - 1
     k = max(0, min(n_neighbors, n - 1, k_budget))
 
-    # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma); the
-    # factor rows F (and later G) of all rows are kept for the near field when they fit a quarter
-    diag = np.asarray(kernel.diag(X), dtype=float)
-    residual = np.empty(n)
-    precision = np.eye(root.shape[1])
-    kept = np.empty((2, n, root.shape[1])) if k and 16.0 * n * root.shape[1] <= quarter else None
-    for rows in progress(list(row_chunks(n, per_row, quarter)), verbose=verbose, desc="full-scale far field",
-                         unit="block"):
-        F = kernel(X[rows], X[pivots]) @ root
-        residual[rows] = np.maximum(diag[rows] - np.einsum("ij,ij->i", F, F), 0.0)
-        precision += (F / (residual[rows] + gamma)[:, None]).T @ F
-        if kept is not None:
-            kept[0, rows] = F
+    # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma), the
+    # residual's ridge degrees of freedom sum_j r_j / (r_j + gamma) with it; in memory, the factor
+    # rows F (and later G) of all rows are kept for the near field when they fit a quarter
+    keep = backend.in_memory and k and 16.0 * n * root.shape[1] <= quarter
+    kept = np.empty((2, n, root.shape[1])) if keep else None
+    factor = Factor(kernel, pivot_rows, root)
+    precision, left = backend.sum_blocks(far_field, X, start=(np.eye(root.shape[1]), 0.0),
+                                         args=(backend.share(factor), gamma, per_row, quarter, verbose, kept))
     chol = scipy.linalg.cholesky(precision, lower=True)
     # the factor's ridge degrees of freedom, rank - tr(A^-1), and the residual's taken as unlearned
     captured = root.shape[1] - np.sum(scipy.linalg.solve_triangular(chol, np.eye(len(chol)), lower=True) ** 2)
-    left = np.sum(residual / (residual + gamma))
     logger.info("full-scale leverage: %d pivots (rank %d), %d neighbours; ridge degrees of freedom "
                 "%.4g in the factor, %.4g in the residual", len(pivots), root.shape[1], k, captured, left)
 
-    near_field = _NearField(X, spec, kernel, X[pivots], root, chol, residual, gamma, kept)
-    variance = np.empty(n)
-    if k and residual.max(initial=0.0) > 0:
-        Z = spec.rescale(X)
-        tree = KDTree(Z)
-        # blocks of rows close in space (a k-d tree's leaf order) share most neighbours
-        order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices
+    near_field = NearField(spec, factor, chol, gamma, kept)
+    if k and left > 0:
         # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct
         # rows (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps
         # (d each) and matrices (~12); the kept rows take another quarter of the budget
         per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
-            + (k + 1) ** 2 * 8.0 * (Z.shape[1] + 12)
-
-        blocks = list(row_chunks(n, per_block_row, quarter / max_threads()))
-        bar = progress(total=len(blocks), verbose=verbose, desc="full-scale near field", unit="block")
-
-        def fill(chunk: slice) -> None:
-            rows = order[chunk]
-            variance[rows] = near_field.variance(_neighbour_blocks(tree, Z, rows, k), Z)
-            bar.update(1)
-
-        # the near blocks over the n_jobs threads, a quarter of the budget between them
-        with bar:
-            on_all_cores(fill, blocks)
+            + (k + 1) ** 2 * (8.0 * (X.shape[1] + 12))
+        leverage = backend.map_near(near_leverage, X, k, spec.rescale, backend.share(near_field),
+                                    bytes_per_row=per_block_row, memory_budget=quarter, verbose=verbose,
+                                    desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
-        tail = TailVariance(spec.unit, reg, dim, (float(density.min()), float(density.max()))) \
-            if residual.max(initial=0.0) > 0 else (lambda p, r: r)
-        for rows in progress(list(row_chunks(n, per_row, quarter)), verbose=verbose, desc="full-scale tail",
-                             unit="block"):
-            variance[rows] = near_field.variance_alone(rows, tail(density[rows], residual[rows]))
+        tail = TailVariance(spec.unit, reg, dim, tuple(float(v) for v in backend.compute(
+            density.min(), density.max()))) if left > 0 else unlearned
+        leverage = backend.map_rows(tail_leverage, X, density[:, None], backend.share((near_field, tail)),
+                                    per_row, quarter, verbose)
         _warn_if_tail_in_high_dimension(left / (captured + left) if left > 0 else 0.0, dim)
-    return variance / (variance + gamma), pivots
+    return leverage, pivots
 
 
 def _warn_if_tail_in_high_dimension(share: float, dim: float) -> None:
@@ -345,77 +336,3 @@ def _warn_if_tail_in_high_dimension(share: float, dim: float) -> None:
             "RBF at length_scale sqrt(d): 0.90x the exact effective dimension at 18 % in d = 8, 0.71x at "
             "41 % in d = 12, 0.66x at 42 % in d = 20; the lowest rows 0.5x). Check a subsample against "
             "exact_leverage, or use leverage_scores(..., method='bless').", UserWarning, stacklevel=2)
-
-
-def _neighbour_blocks(tree: KDTree, Z: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
-    """(b, k+1) indices: each row of ``rows`` first, then its k nearest other rows of Z."""
-    _, found = tree.query(Z[rows], k=k + 1)
-    found = found.astype(np.intp).reshape(len(rows), k + 1)
-    is_self = found == rows[:, None]
-    # drop the row itself where the query returned it (not always first among duplicates), else
-    # the farthest neighbour; then put the row in front
-    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
-    keep = np.ones_like(found, dtype=bool)
-    keep[np.arange(len(rows)), drop] = False
-    return np.column_stack([rows, found[keep].reshape(len(rows), k)])
-
-
-class _NearField:
-    r""":math:`\sigma_i^2` of the first row of each near block (module docstring), given the far field.
-
-    ``kept``: None, or the factor rows F of all n rows in ``kept[0]``, whose solves G
-    (:math:`GG^\top = FA^{-1}F^\top`) are then made once into ``kept[1]``; without it each block
-    recomputes those of its rows."""
-
-    def __init__(self, X, spec, kernel, pivot_rows, root, chol, residual, gamma, kept):
-        self.X, self.spec, self.kernel, self.pivot_rows = X, spec, kernel, pivot_rows
-        self.root, self.chol, self.residual, self.gamma = root, chol, residual, gamma
-        self.kept = kept
-        if kept is not None:
-            kept[1] = scipy.linalg.solve_triangular(chol, kept[0].T, lower=True).T
-        # G = K_{:P} root L^{-T} in one product for the rows alone
-        self.to_solved = scipy.linalg.solve_triangular(chol, root.T, lower=True).T
-
-    def variance_alone(self, rows, tau: np.ndarray) -> np.ndarray:
-        r""":math:`\sigma_i^2` of each row given the far field only (no neighbours), its residual
-        learned down to ``tau``: with :math:`s = g_i^\top g_i`,
-        :math:`\tau_i + s + s^2 / (r_{ii} + \gamma - s)`."""
-        if self.kept is not None:
-            G = self.kept[1][rows]
-        else:
-            G = self.kernel(self.X[rows], self.pivot_rows) @ self.to_solved
-        s = np.einsum("ij,ij->i", G, G)
-        r = self.residual[rows]
-        return np.maximum(tau + s + s * s / (r + self.gamma - s), 1e-300)
-
-    def _factor_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        F = self.kernel(self.X[rows], self.pivot_rows) @ self.root
-        return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
-
-    def variance(self, near: np.ndarray, Z: np.ndarray) -> np.ndarray:
-        if self.kept is None:
-            rows, position = np.unique(near, return_inverse=True)
-            F_rows, G_rows = self._factor_rows(rows)
-            F_B, G_B = F_rows[position.reshape(near.shape)], G_rows[position.reshape(near.shape)]
-        else:
-            F_B, G_B = self.kept[0][near], self.kept[1][near]  # (b, k+1, rank)
-        S = G_B @ G_B.transpose(0, 2, 1)
-        if near.shape[1] > 1:
-            points = Z[near]
-            gaps = points[:, :, None, :] - points[:, None, :, :]
-            distance = np.sqrt(np.einsum("bijd,bijd->bij", gaps, gaps))
-            local = self.spec.amplitude * self.spec.correlation(distance)
-            local -= F_B @ F_B.transpose(0, 2, 1)  # R_BB
-        else:
-            local = self.residual[near][:, :, None]
-        W = -S
-        diagonal = np.arange(near.shape[1])
-        W[:, diagonal, diagonal] += self.residual[near] + self.gamma
-        C = local + S + S @ np.linalg.solve(W, S)
-        variance = C[:, 0, 0]
-        if near.shape[1] > 1:
-            c_in = C[:, 0, 1:]
-            C_nn = C[:, 1:, 1:]
-            C_nn[:, diagonal[:-1], diagonal[:-1]] += self.gamma
-            variance = variance - np.einsum("bi,bi->b", c_in, np.linalg.solve(C_nn, c_in[..., None])[..., 0])
-        return np.clip(variance, 1e-300, np.maximum(C[:, 0, 0], 1e-300))

@@ -106,8 +106,8 @@ class SpectralLeverage(LeverageSampler):
         "full-scale": :mod:`spectral_leverage.spectral.full_scale` (a pivoted factor, then the SA
         integral above its frequencies or conditioning on the nearest rows), accurate at both ends
         of the spectrum; between them it is no better than the density formula. "auto": the density
-        scores, replaced by the full-scale ones out of their regime (:func:`~.full_scale.full_scale_plan`);
-        on Dask input "auto" keeps the density scores.
+        scores, replaced by the full-scale ones out of their regime (:func:`~.full_scale.full_scale_plan`),
+        on Dask input as in memory.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
         Gaussian kernel's closed form).
@@ -171,8 +171,9 @@ class SpectralLeverage(LeverageSampler):
     scores :math:`n\,l_i = k(0)/(k(0) + \lambda)` are returned.
 
     ``fit`` runs the same lines on a Dask array or DataFrame (:mod:`spectral_leverage.backends`);
-    the results are then lazy Dask arrays with X's row chunks. Not on Dask input: ``density``,
-    ``max_samples=None``, ``algorithm="full-scale"``, ``sample(replace=False)``, :meth:`score_samples`.
+    the results are then Dask arrays with X's row chunks (the full-scale scores persisted), equal to
+    the in-memory fit's with the same ``random_state``. Not on Dask input: ``density``,
+    ``max_samples=None``, ``sample(replace=False)``, :meth:`score_samples`.
     :meth:`score_samples` evaluates the density formula at new points, whatever ``algorithm_``.
 
     References
@@ -343,9 +344,7 @@ class SpectralLeverage(LeverageSampler):
         ``scores``' effective dimension (:func:`~.full_scale.full_scale_plan`), or None for the
         density scores: per ``algorithm``; a forced full-scale fit inside the density formula's
         regime takes the tail integral's plan."""
-        if self.algorithm == "full-scale":
-            backend.require_in_memory('algorithm="full-scale"', 'use algorithm="auto" or "density"')
-        elif self.algorithm == "density" or not backend.in_memory:
+        if self.algorithm == "density":
             return None
         (total,) = backend.compute(scores.sum())
         plan = full_scale_plan(float(total) / n, n)

@@ -1,5 +1,7 @@
 """The Dask path equals the in-memory path (same data, same seed) on a 2-worker LocalCluster."""
 
+import logging
+import re
 import subprocess
 import sys
 import threading
@@ -8,10 +10,11 @@ import time
 import dask
 import numpy as np
 import pytest
-from sklearn.gaussian_process.kernels import Matern
+from sklearn.gaussian_process.kernels import RBF, Matern
 
 from spectral_leverage import NystromKRR, SpectralLeverage
 from spectral_leverage._blocks import N_THREADS, limit_threads, max_threads, on_all_cores
+from spectral_leverage.datasets import make_bimodal
 
 distributed = pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
@@ -121,6 +124,80 @@ def test_nystrom_equal(fitted, data):
     np.testing.assert_array_equal(two.center_indices_, one.center_indices_)
     np.testing.assert_allclose(two.predict(Xd[:100]).compute(), np.column_stack(
         [one.predict(X[:100]), -one.predict(X[:100])]), rtol=1e-8, atol=1e-12)
+
+
+def _normal(n, d):
+    return np.random.default_rng(d).normal(size=(n, d))
+
+
+# the default (algorithm="auto") on each of its paths, 3-D and 8-D: (design, kernel, reg, path)
+DEFAULTS = {
+    "3d-density": (lambda: _normal(20_000, 3), Matern(1.0, nu=1.5), 20_000**-1.0, "density"),
+    "3d-tail": (lambda: _normal(20_000, 3), Matern(2.0, nu=2.5), 20_000**-0.5, "tail"),
+    "3d-neighbours": (lambda: _normal(8000, 3), Matern(0.2, nu=0.5), 8000**-1.0, "neighbours"),
+    "3d-bimodal": (lambda: make_bimodal(20_000, 3, random_state=0), Matern(0.5, nu=1.5), 20_000**-0.75,
+                   "tail"),  # the design of issue 37
+    "8d-density": (lambda: _normal(10_000, 8), Matern(3.0, nu=1.5), 1e-3, "density"),
+    "8d-tail": (lambda: _normal(8000, 8), RBF(4.0), 1e-3, "tail"),
+    "8d-neighbours": (lambda: _normal(8000, 8), Matern(3.0, nu=1.5), 1e-3, "neighbours"),
+}
+
+
+def _default_fit(X, kernel, reg, caplog) -> tuple[SpectralLeverage, str]:
+    """The default fit and its path: the density scores, or the full-scale leverage with the tail
+    integral (0 neighbours) or with neighbours, as the fit logs it."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="spectral_leverage.spectral.full_scale"):
+        fitted = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    found = re.findall(r"full-scale leverage: \d+ pivots \(rank \d+\), (\d+) neighbours", caplog.text)
+    if fitted.algorithm_ == "density":
+        return fitted, "density"
+    assert len(found) == 1, caplog.text
+    return fitted, "tail" if found[0] == "0" else "neighbours"
+
+
+@pytest.mark.parametrize("case", DEFAULTS)
+def test_default_scores_equal_on_every_path(client, case, caplog):
+    """Issue 37: the default on a cluster is the default in memory: the same path, the same scores
+    to 1e-8 (the in-memory fit's blocks are summed in another order), the neighbours exact."""
+    design, kernel, reg, path = DEFAULTS[case]
+    X = design()
+    local, local_path = _default_fit(X, kernel, reg, caplog)
+    Xd = da.from_array(X, chunks=(len(X) // 5 + 1, X.shape[1]))
+    dist, dist_path = _default_fit(Xd, kernel, reg, caplog)
+    assert local_path == dist_path == path
+    assert dist.algorithm_ == local.algorithm_
+    assert isinstance(dist.scores_, da.Array) and dist.scores_.numblocks == (5,)
+    np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
+    np.testing.assert_array_equal(dist.sample(500, random_state=1), local.sample(500, random_state=1))
+
+
+def test_forced_full_scale_equal(client, caplog):
+    """algorithm="full-scale" runs on Dask too, inside the density formula's regime."""
+    X, kernel, reg, _ = DEFAULTS["3d-density"]
+    X = X()[:6000]
+    local = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X)
+    dist = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(
+        da.from_array(X, chunks=(1000, 3)))
+    assert dist.algorithm_ == local.algorithm_ == "full-scale"
+    np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("case", ["3d-bimodal", "8d-neighbours"])
+def test_default_nystrom_predictions_equal(client, case):
+    """Issue 37: NystromKRR's defaults (centres drawn by the default spectral scores) on Dask predict
+    what they predict in memory (with the density scores on Dask they differed by 2.2 % of the range)."""
+    design, kernel, reg, _ = DEFAULTS[case]
+    X = design()
+    y = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * np.random.default_rng(5).normal(size=len(X))
+    local = NystromKRR(kernel, reg, n_centers=300, random_state=0).fit(X, y)
+    Xd = da.from_array(X, chunks=(len(X) // 4, X.shape[1]))
+    dist = NystromKRR(kernel, reg, n_centers=300, random_state=0).fit(
+        Xd, da.from_array(y, chunks=Xd.chunks[0]))
+    np.testing.assert_array_equal(dist.center_indices_, local.center_indices_)
+    expected = local.predict(X)
+    np.testing.assert_allclose(dist.predict(Xd).compute(), expected, rtol=1e-8,
+                               atol=1e-8 * np.ptp(expected))
 
 
 def test_dataframe_input(client, data):
@@ -261,9 +338,11 @@ def test_no_progress_bars_inside_dask_tasks(monkeypatch, capfd):
     assert "Completed" in capfd.readouterr().out
 
 
-def test_passes_over_the_data():
+def test_passes_over_the_data(caplog):
     """The passes over X and y that scaling.md and the backend's docstring state, counted as reads of
-    X's chunks (each pass needs the result of the one before, so none can be fused)."""
+    X's chunks (each pass needs the result of the one before, so none can be fused): the density
+    scores, and the default on each of its paths (the full-scale leverage adds three: the pivots'
+    subsample, the far field, the tail integral or the near blocks)."""
     counts = {"X": 0, "y": 0}
     lock = threading.Lock()
 
@@ -280,14 +359,30 @@ def test_passes_over_the_data():
         yd = da.from_array(np.sin(4 * X[:, 0]), chunks=10_000).map_blocks(read, "y", meta=np.empty(0))
         with dask.config.set(scheduler="sync"):
             sampler = _sampler().fit(Xd)
-            passes[kde, "SpectralLeverage.fit"] = counts["X"] / 4
+            passes[kde, "density"] = counts["X"] / 4
             counts.update(X=0)
             sampler.sample(50, random_state=0)
             passes[kde, "sample"] = counts["X"] / 4
+            small = da.from_array(X[:8000], chunks=(2000, d)).map_blocks(read, "X", meta=np.empty((0, 0)))
+            for name, kernel, reg, data in (("default", KERNEL, REG, Xd),
+                                            ("rough", Matern(0.1, nu=0.5), 1e-4, small)):
+                counts.update(X=0)
+                sampler, path = _default_fit(data, kernel, reg, caplog)
+                passes[kde, name, path] = counts["X"] / 4
+                counts.update(X=0)
+                sampler.sample(50, random_state=0)
+                passes[kde, name, "sample"] = counts["X"] / 4
             counts.update(X=0, y=0)
             NystromKRR(KERNEL, REG, n_centers=100, random_state=0).fit(Xd, yd)
             passes[kde, "NystromKRR.fit"] = (counts["X"] / 4, counts["y"] / 4)
             counts.update(X=0, y=0)
-    assert passes == {("binned", "SpectralLeverage.fit"): 3, ("binned", "sample"): 0,
-                      ("binned", "NystromKRR.fit"): (5, 1), ("tree", "SpectralLeverage.fit"): 2,
-                      ("tree", "sample"): 0, ("tree", "NystromKRR.fit"): (4, 1)}
+    assert passes == {
+        ("binned", "density"): 3, ("binned", "sample"): 0,
+        ("binned", "default", "tail"): 6, ("binned", "default", "sample"): 0,
+        ("binned", "rough", "neighbours"): 6, ("binned", "rough", "sample"): 0,
+        ("binned", "NystromKRR.fit"): (8, 1),
+        ("tree", "density"): 2, ("tree", "sample"): 0,
+        # the pivots leave the residual most of the ridge degrees of freedom: the density scores
+        ("tree", "default", "density"): 3, ("tree", "default", "sample"): 0,
+        ("tree", "rough", "neighbours"): 5, ("tree", "rough", "sample"): 0,
+        ("tree", "NystromKRR.fit"): (5, 1)}
