@@ -205,7 +205,7 @@ class BinnedDensity(BaseEstimator):
         else:
             self.has_far_rows_ = False
         self._box, self._n = (low, high), n
-        self._far = FarRows(np.empty((0, std.shape[0])), self.truncate, 1.0 / (n * np.prod(self.bandwidth_)))
+        self.set_far_rows(np.empty((0, std.shape[0])))  # none until the caller gives them
         pad = self.truncate + 1.0
         self._origin = low / self.bandwidth_ - pad
         span = (high - low) / self.bandwidth_ + 2 * pad
