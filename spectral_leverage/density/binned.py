@@ -38,44 +38,13 @@ from .._validation import (
     check_samples,
     validate_params,
 )
+from ._grid import FACE_CURVATURE, FACE_SLOPE, cell_corners, face_value, log_slope_grids
 from .bandwidth import _scale_factors, bandwidth_factor, check_bandwidth, robust_range, robust_scale
 from .far_rows import FarRows
 
 __all__ = ["FACE_CURVATURE", "FACE_SLOPE", "BinnedDensity"]
 
 logger = logging.getLogger(__name__)
-
-#: The norm of a Gaussian KDE's log-gradient, in bandwidths, at a face of a half-space of data,
-#: φ(0)/Φ(0) = sqrt(2/π), and its log-density's curvature across the face there, -2/π.
-FACE_SLOPE = float(np.sqrt(2 / np.pi))
-FACE_CURVATURE = float(-2 / np.pi)
-
-
-def _curvature_along(slab_gradients: dict, norm: np.ndarray, keep: tuple, step: float) -> np.ndarray:
-    """ĝᵀ H ĝ on the kept cells of a slab, as the derivative of the gradient's norm ``norm`` along ĝ
-    (∇‖g‖ = H g / ‖g‖): d more differences instead of d(d+1)/2."""
-    numerator = sum(g[keep] * np.gradient(norm, step, axis=axis)[keep] for axis, g in slab_gradients.items())
-    norm = norm[keep]
-    return np.divide(numerator, norm, out=np.zeros_like(norm), where=norm > 0)
-
-
-def _cell_corners(cells: np.ndarray, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """Multilinear (linear binning) weights of points at grid coordinates ``cells`` (n, d), in
-    cells, each in [0, ``shape - 1``] along its axis: the flat C-order indices of the 2^d corners of
-    each point's cell and their weights, both of shape (2^d, n). A point on the grid's last face
-    reads the cell below it, at its upper corner."""
-    d = cells.shape[1]
-    base = np.clip(np.floor(cells), 0, np.asarray(shape) - 2)
-    upper = (cells - base).T  # (d, n): weight of the upper neighbour along each axis
-    strides = np.cumprod((1, *shape[:0:-1]))[::-1]
-    corners = np.indices((2,) * d).reshape(d, -1)  # (d, 2^d), C order
-    index = (base.astype(np.intp) @ strides)[None, :] + (strides @ corners)[:, None]
-    weight = np.ones((2**d, cells.shape[0]))
-    for axis in range(d):
-        factors = np.stack([1.0 - upper[axis], upper[axis]])
-        weight *= factors[corners[axis]]
-    return index, weight
-
 
 class BinnedDensity(BaseEstimator):
     r"""Gaussian kernel density estimate of all n points on a grid: linear time in low dimension.
@@ -279,7 +248,7 @@ class BinnedDensity(BaseEstimator):
         # per row: d coordinates, then 2^d corner indices and weights (one bincount per chunk)
         chunks = list(row_chunks(X.shape[0], 8.0 * (4 * d + 2 * 2**d + 4), self.memory_budget / 4))
         for rows in progress(chunks, verbose=self.verbose and len(chunks) >= 2, desc="binning"):
-            index, weight = _cell_corners(self._cells(X[rows]), self.grid_shape_)
+            index, weight = cell_corners(self._cells(X[rows]), self.grid_shape_)
             counts += np.bincount(index.ravel(), weights=weight.ravel(), minlength=counts.shape[0])
         return counts
 
@@ -338,8 +307,8 @@ class BinnedDensity(BaseEstimator):
         the rows of X, in one pass over X (``training`` as in :meth:`density`)."""
         X = check_fitted_data(self, X, fitted_attribute="grid_shape_")
         values = self._read_back((self._grid, *self.slope_grids(scales, curvature=curvature)), X, "density")
-        faces = [FACE_SLOPE * np.exp(np.mean(np.log(_scale_factors(scale, self.bandwidth_))))
-                 for scale in scales] + ([FACE_CURVATURE] if curvature else [])
+        faces = [face_value(_scale_factors(scale, self.bandwidth_)) for scale in scales] \
+            + ([face_value("curvature")] if curvature else [])
         values = self._with_far_rows(X, values, faces, training)
         return np.maximum(values[0], self._floor, out=values[0]), list(values[1:])
 
@@ -379,34 +348,9 @@ class BinnedDensity(BaseEstimator):
         cache = self.__dict__.setdefault("_slope_grids", {})
         missing = [key for key in dict.fromkeys(keys) if key not in cache]
         if missing:
-            grid, step, d = self._grid, 1.0 / self.cells_per_bandwidth, self._grid.ndim
-            box = getattr(self, "_data_box", tuple(slice(0, size) for size in grid.shape))
-            # two more cells each side, so that the box's own cells get the (second) central
-            # differences of the whole grid
-            halo = tuple(slice(max(b.start - 2, 0), min(b.stop + 2, size))
-                         for b, size in zip(box, grid.shape, strict=True))
-            inner = tuple(slice(b.start - h.start, b.stop - h.start) for b, h in zip(box, halo, strict=True))
-            new = {key: np.full(grid.shape, FACE_CURVATURE if key == "curvature"
-                                else FACE_SLOPE * np.exp(np.mean(np.log(key)))) for key in missing}
-            bytes_per_row = 8.0 * (2 * d + 6) * np.prod([h.stop - h.start for h in halo[1:]])
-            for rows in row_chunks(box[0].stop - box[0].start, bytes_per_row, self.memory_budget / 4):
-                start, stop = box[0].start + rows.start, box[0].start + rows.stop
-                lo, hi = max(start - 2, 0), min(stop + 2, grid.shape[0])
-                log_slab = np.log(np.maximum(grid[(slice(lo, hi), *halo[1:])], self._floor))
-                keep = (slice(start - lo, stop - lo), *inner[1:])
-                axes = [axis for axis in range(d) if log_slab.shape[axis] > 2]
-                slab_gradients = {axis: np.gradient(log_slab, step, axis=axis) for axis in axes}
-                norm = np.sqrt(sum(g**2 for g in slab_gradients.values()))  # the whitened slope
-                target = (slice(start, stop), *box[1:])
-                for key, out in new.items():
-                    if key == "curvature":
-                        out[target] = _curvature_along(slab_gradients, norm, keep, step)
-                    elif set(key) == {1.0}:
-                        out[target] = norm[keep]
-                    else:
-                        out[target] = np.sqrt(sum((key[axis] * g[keep]) ** 2
-                                                  for axis, g in slab_gradients.items()))
-            cache.update(new)
+            box = getattr(self, "_data_box", tuple(slice(0, size) for size in self._grid.shape))
+            cache.update(log_slope_grids(self._grid, box, self._floor, 1.0 / self.cells_per_bandwidth,
+                                         missing, self.memory_budget / 4))
         return [cache[key] for key in keys]
 
     def _read_back(self, grids: tuple, X: np.ndarray, desc: str) -> np.ndarray:
@@ -425,7 +369,7 @@ class BinnedDensity(BaseEstimator):
         def fill(rows: slice) -> None:
             cells = self._cells(X[rows])
             off = np.any((cells < 0) | (cells > shape - 1), axis=1)
-            index, weight = _cell_corners(np.clip(cells, 0, shape - 1), self.grid_shape_)
+            index, weight = cell_corners(np.clip(cells, 0, shape - 1), self.grid_shape_)
             weight[:, off] = 0.0
             for k, grid in enumerate(grids):
                 out[k, rows] = np.einsum("ij,ij->j", np.take(grid.ravel(), index), weight)
