@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from pykdtree.kdtree import KDTree
 
-__all__ = ["merge", "nearest_in", "self_first"]
+__all__ = ["merge", "nearest_in", "self_first", "whole_groups"]
 
 
 def nearest_in(query: np.ndarray, data: np.ndarray, offset: int, k: int, rescale) -> tuple:
@@ -44,3 +44,15 @@ def self_first(found: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     keep = np.ones_like(found, dtype=bool)
     keep[np.arange(len(rows)), drop] = False
     return keep
+
+
+def whole_groups(labels: np.ndarray, blocks):
+    """The slices ``blocks`` (consecutive, covering the sorted ``labels``) with each end moved on to
+    the next change of label, so that no label is split between two slices (empty ones dropped)."""
+    change = np.append(np.flatnonzero(labels[1:] != labels[:-1]) + 1, len(labels))
+    start = 0
+    for block in blocks:
+        stop = int(change[np.searchsorted(change, block.stop)])
+        if stop > start:
+            yield slice(start, stop)
+            start = stop

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+from pykdtree.kdtree import KDTree
 
 from .._blocks import progress, row_chunks
 
-__all__ = ["Factor", "NearField", "far_field", "near_leverage", "tail_leverage", "unlearned"]
+__all__ = [
+    "Factor",
+    "NearField",
+    "PivotCells",
+    "far_field",
+    "near_leverage",
+    "split_group",
+    "tail_leverage",
+    "unlearned",
+]
 
 
 class Factor:
@@ -59,36 +69,41 @@ class NearField:
         s = np.einsum("ij,ij->i", G, G)
         return np.maximum(tail(density, r) + s + s * s / (r + self.gamma - s), 1e-300)
 
-    def variance(self, points: np.ndarray, near: np.ndarray) -> np.ndarray:
-        """Of the near blocks of rows ``near`` (b, k+1), the rows ``points`` (b, k+1, d)."""
+    def leverage(self, points: np.ndarray, ids: np.ndarray, members: np.ndarray) -> np.ndarray:
+        r"""Leverage of the rows ``members`` (positions in ``ids``) of the block of distinct rows
+        ``ids`` (u,) at ``points`` (u, d), each given all the other rows of the block and the far
+        field: with :math:`C` the block's covariance given the far field, :math:`l_i = 1 - \gamma
+        [(C + \gamma I)^{-1}]_{ii}`, one factorisation for all members."""
         if self.kept is None:
-            _, first, position = np.unique(near, return_index=True, return_inverse=True)
-            F_rows, _ = self.factor.rows(points.reshape(-1, points.shape[-1])[first])
-            G_rows = scipy.linalg.solve_triangular(self.chol, F_rows.T, lower=True).T
-            F_B, G_B = F_rows[position.reshape(near.shape)], G_rows[position.reshape(near.shape)]
+            F_U, _ = self.factor.rows(points)
+            G_U = scipy.linalg.solve_triangular(self.chol, F_U.T, lower=True).T
         else:
-            F_B, G_B = self.kept[0][near], self.kept[1][near]  # (b, k+1, rank)
-        residual = self.factor.residual(points, F_B)
-        S = G_B @ G_B.transpose(0, 2, 1)
-        if near.shape[1] > 1:
-            Z = self.spec.rescale(points)
-            gaps = Z[:, :, None, :] - Z[:, None, :, :]
-            distance = np.sqrt(np.einsum("bijd,bijd->bij", gaps, gaps))
-            local = self.spec.amplitude * self.spec.correlation(distance)
-            local -= F_B @ F_B.transpose(0, 2, 1)  # R_BB
-        else:
-            local = residual[:, :, None]
+            F_U, G_U = self.kept[0][ids], self.kept[1][ids]  # (u, rank)
+        residual = self.factor.residual(points, F_U)
+        S = G_U @ G_U.T
         W = -S
-        diagonal = np.arange(near.shape[1])
-        W[:, diagonal, diagonal] += residual + self.gamma
-        C = local + S + S @ np.linalg.solve(W, S)
-        variance = C[:, 0, 0]
-        if near.shape[1] > 1:
-            c_in = C[:, 0, 1:]
-            C_nn = C[:, 1:, 1:]
-            C_nn[:, diagonal[:-1], diagonal[:-1]] += self.gamma
-            variance = variance - np.einsum("bi,bi->b", c_in, np.linalg.solve(C_nn, c_in[..., None])[..., 0])
-        return np.clip(variance, 1e-300, np.maximum(C[:, 0, 0], 1e-300))
+        diagonal = np.arange(len(ids))
+        W[diagonal, diagonal] += residual + self.gamma
+        C = self.factor.kernel(points) - F_U @ F_U.T + S + S @ np.linalg.solve(W, S)  # R_UU + ...
+        prior = np.maximum(C[members, members], 1e-300)
+        C[diagonal, diagonal] += self.gamma
+        unit = np.zeros((len(ids), len(members)))
+        unit[members, np.arange(len(members))] = 1.0
+        precision = np.linalg.solve(C, unit)[members, np.arange(len(members))]
+        variance = np.clip(1.0 / precision - self.gamma, 1e-300, prior)
+        return variance / (variance + self.gamma)
+
+
+class PivotCells:
+    """Labels of rows: the nearest pivot (in the kernel's unit-length coordinates ``rescale``), the
+    groups of rows whose near blocks share one factorisation (:func:`near_leverage`)."""
+
+    def __init__(self, pivot_rows: np.ndarray, rescale):
+        self.pivot_rows, self.rescale = pivot_rows, rescale
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        _, nearest = KDTree(self.rescale(self.pivot_rows)).query(self.rescale(X), k=1)
+        return nearest.astype(np.intp).ravel()
 
 
 def unlearned(p: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -123,7 +138,33 @@ def tail_leverage(X: np.ndarray, density: np.ndarray, shared: tuple, per_row: fl
     return variance / (variance + near_field.gamma)
 
 
-def near_leverage(points: np.ndarray, near: np.ndarray, near_field: NearField) -> np.ndarray:
-    """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``)."""
-    variance = near_field.variance(points, near)
-    return variance / (variance + near_field.gamma)
+def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near_field: NearField,
+                  group_rows: int, block_rows: int) -> np.ndarray:
+    """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``, the
+    rows sorted by their group ``labels``): the rows of a group share one block, their own rows
+    and their k nearest (:func:`groups_of`, at most ``group_rows`` rows a group and
+    ``block_rows`` in its block)."""
+    out = np.empty(len(near))
+    change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+    for group in np.split(np.arange(len(near)), change):
+        for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group], group_rows,
+                                block_rows):
+            ids, first = np.unique(near[part], return_index=True)
+            members = np.searchsorted(ids, near[part, 0])
+            out[part] = near_field.leverage(points[part].reshape(-1, points.shape[-1])[first], ids, members)
+    return out
+
+
+def split_group(group: np.ndarray, points: np.ndarray, near: np.ndarray, group_rows: int,
+                block_rows: int) -> list:
+    """``group`` (positions of rows at ``points`` with near blocks ``near``) in parts of at most
+    ``group_rows`` rows whose near blocks hold at most ``block_rows`` distinct rows (a part of one
+    row excepted): halves split at the median of the widest coordinate (stable, so the same parts
+    for the same rows in the same order on every backend)."""
+    if len(group) == 1 or (len(group) <= group_rows and len(np.unique(near)) <= block_rows):
+        return [group]
+    j = np.argmax(np.ptp(points, axis=0))
+    order = np.argsort(points[:, j], kind="stable")
+    half = len(group) // 2
+    return [part for side in (order[:half], order[half:])
+            for part in split_group(group[side], points[side], near[side], group_rows, block_rows)]
