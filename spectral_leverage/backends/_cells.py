@@ -21,13 +21,12 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .._blocks import row_chunks
-from ._neighbours import nearest_in, self_first
+from ._neighbours import nearest_in, self_first, whole_groups
 
-__all__ = ["Cells", "box_distance", "gather_cell", "halo", "near_cell", "place", "rows_per_cell",
-           "sample_rows", "split_by", "split_chunk", "split_result"]
+__all__ = ["Cells", "GroupCells", "box_distance", "gather_cell", "halo", "in_reach", "near_cell", "place",
+           "rows_per_cell", "sample_rows", "split_by", "split_chunk", "split_result"]
 
 #: evenly spaced rows per cell in the sample the cells are split from (at least SAMPLE_MIN in all)
 SAMPLE_PER_CELL = 64
@@ -131,16 +130,30 @@ def split_by(key: np.ndarray, parts: int, *arrays: np.ndarray) -> tuple:
     return tuple(tuple(a[order[lo:hi]] for a in arrays) for lo, hi in itertools.pairwise(bounds))
 
 
-def split_chunk(block: np.ndarray, offset: int, cells: Cells, rescale) -> tuple:
-    """A chunk's (row ids, rows) split by cell (rows ``offset + i`` of X)."""
-    return split_by(cells.locate(rescale(block)), cells.count, offset + np.arange(len(block)), block)
+def split_chunk(block: np.ndarray, offset: int, count: int, where) -> tuple:
+    """A chunk's (row ids, rows) split into ``count`` cells by ``where(block)`` (rows ``offset + i``
+    of X)."""
+    return split_by(where(block), count, offset + np.arange(len(block)), block)
 
 
-def gather_cell(c: int, cells: Cells, k: int, rescale, pieces: list) -> tuple:
-    """Cell c from its pieces of every chunk: (row ids, rows, reach, (rows, other cells in reach)).
+class GroupCells:
+    """The cell of each row: that of its group's anchor (``groups.anchors[label]``), so that the rows
+    of a group share one cell."""
+
+    def __init__(self, cells: Cells, groups, rescale):
+        self.groups, self.anchor_cell = groups, cells.locate(rescale(groups.anchors))
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        return self.anchor_cell[self.groups(block)]
+
+
+def gather_cell(k: int, rescale, pieces: list) -> tuple:
+    """A cell from its pieces of every chunk: (row ids, rows, reach, (rows, lower and upper corner of
+    the rows' bounding box in the coordinates ``rescale(.)``)).
 
     The reach of a row is its distance to its (k+1)-th nearest row of the cell (infinite in a cell
-    of at most k rows); the cells in reach are those whose box lies within it of one of the rows.
+    of at most k rows). A cell's rows need not lie in its box of the partition (a group's rows go to
+    the cell of its anchor): the cells' own bounding boxes say which rows can be neighbours.
     """
     ids = np.concatenate([p[0] for p in pieces])
     rows = np.concatenate([p[1] for p in pieces])
@@ -148,20 +161,25 @@ def gather_cell(c: int, cells: Cells, k: int, rescale, pieces: list) -> tuple:
         reach = np.full(len(rows), np.inf)
     else:
         reach = nearest_in(rows, rows, k + 1, rescale)[0][:, -1] * (1 + REACH_SLACK)
-    others = np.empty(0, dtype=np.intp)
-    if len(rows):
-        Z = rescale(rows)
-        # the boxes within the largest reach of the rows' bounding box, then row by row
-        maybe = np.flatnonzero(box_distance(Z.min(axis=0), cells.low, cells.high, Z.max(axis=0))
-                               <= reach.max())
-        others = np.array([o for o in maybe if o != c and np.any(
-            box_distance(Z, cells.low[o], cells.high[o]) <= reach)], dtype=np.intp)
-    return ids, rows, reach, (len(rows), others)
+    Z = rescale(rows)
+    extent = (Z.min(axis=0), Z.max(axis=0)) if len(rows) else (None, None)
+    return ids, rows, reach, (len(rows), *extent)
+
+
+def in_reach(c: int, cell: tuple, low: np.ndarray, high: np.ndarray, rescale) -> np.ndarray:
+    """The other cells whose bounding box (``low``, ``high``: (cells, d), of their rows) lies within the
+    reach of one of the rows of ``cell`` (the c-th, from :func:`gather_cell`)."""
+    _, rows, reach = cell[:3]
+    Z = rescale(rows)
+    # the boxes within the largest reach of the rows' bounding box, then row by row
+    maybe = np.flatnonzero(box_distance(Z.min(axis=0), low, high, Z.max(axis=0)) <= reach.max())
+    return np.array([o for o in maybe if o != c and np.any(box_distance(Z, low[o], high[o]) <= reach)],
+                    dtype=np.intp)
 
 
 def halo(cell: tuple, other: tuple, low: np.ndarray, high: np.ndarray, k: int, rescale) -> tuple:
     """The (row ids, rows) of cell ``other`` among the k + 1 nearest of the rows of ``cell`` (both
-    from :func:`gather_cell`) whose reach meets ``other``'s box ``[low, high]``."""
+    from :func:`gather_cell`) whose reach meets the bounding box ``[low, high]`` of ``other``'s rows."""
     _, rows, reach = cell[:3]
     reaching = box_distance(rescale(rows), low, high) <= reach
     if not reaching.any():
@@ -170,10 +188,11 @@ def halo(cell: tuple, other: tuple, low: np.ndarray, high: np.ndarray, k: int, r
     return other[0][found], other[1][found]
 
 
-def near_cell(cell: tuple, halos: list, k: int, rescale, sizes: tuple, func, *args) -> tuple:
+def near_cell(cell: tuple, halos: list, k: int, rescale, groups, sizes: tuple, func, *args) -> tuple:
     """(row ids, ``func`` on their near blocks) of a cell: the k + 1 nearest of each row among the
-    cell's rows and its ``halos`` (:func:`halo`), in blocks of ``sizes`` = (bytes per row, budget)
-    of rows close in space (the leaf order of the cell's k-d tree: they share more neighbours)."""
+    cell's rows and its ``halos`` (:func:`halo`), the rows ordered by their label ``groups(rows)``
+    (then by row) and handed over in blocks of whole labels of ``sizes`` = (bytes per row, budget),
+    as the in-memory backend does."""
     ids, rows = cell[:2]
     known = np.concatenate([ids] + [h[0] for h in halos])
     _, found, points = nearest_in(rows, np.concatenate([rows] + [h[1] for h in halos]), k + 1, rescale)
@@ -182,11 +201,12 @@ def near_cell(cell: tuple, halos: list, k: int, rescale, sizes: tuple, func, *ar
     b, d = rows.shape
     near = np.column_stack([ids, found[keep].reshape(b, k)])
     points = np.concatenate([rows[:, None, :], points[keep].reshape(b, k, d)], axis=1)
-    order = cKDTree(rescale(rows), balanced_tree=False, compact_nodes=False).indices
+    labels = groups(rows)
+    order = np.lexsort((ids, labels))
     out = np.empty(b)
-    for part in row_chunks(b, *sizes):
+    for part in whole_groups(labels[order], row_chunks(b, *sizes)):
         block = order[part]
-        out[block] = func(points[block], near[block], *args)
+        out[block] = func(points[block], near[block], labels[block], *args)
     return ids, out
 
 

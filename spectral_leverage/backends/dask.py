@@ -190,35 +190,36 @@ def _pairwise(parts: list, combine) -> object:
     return parts[0]
 
 
-def map_near(func, X: da.Array, k: int, rescale, *args, bytes_per_row: float, memory_budget: float,
-             verbose: bool = False, desc: str = "near blocks") -> da.Array:
+def map_near(func, X: da.Array, k: int, rescale, groups, *args, bytes_per_row: float,
+             memory_budget: float, verbose: bool = False, desc: str = "near blocks") -> da.Array:
     """Exact neighbours of every row over all chunks by cells of space and halo rows
-    (:mod:`~spectral_leverage.backends._cells`), then ``func`` on the near blocks of each cell, in
-    blocks of ``bytes_per_row`` within half of ``memory_budget`` (the cell's rows, halo and
-    candidates take the other half; one task per cell, one thread). Two passes over X: the evenly
-    spaced rows the cells are split from, then each chunk split by cell, gathered per cell and
-    persisted (ids, rows and each row's reach: ``8 (d + 2)`` bytes a row on the cluster) until the
-    cells' near blocks are done; the result goes back to X's row chunks. No progress bars inside
-    the tasks (``verbose``)."""
+    (:mod:`~spectral_leverage.backends._cells`; a group's rows in the cell of its anchor), then
+    ``func`` on the near blocks of each cell, in blocks of whole groups of ``bytes_per_row`` within
+    half of ``memory_budget`` (the cell's rows, halo and candidates take the other half; one task
+    per cell, one thread). Two passes over X: the evenly spaced rows the cells are split from, then
+    each chunk split by cell, gathered per cell and persisted (ids, rows and each row's reach:
+    ``8 (d + 2)`` bytes a row on the cluster) until the cells' near blocks are done; the result goes
+    back to X's row chunks. No progress bars inside the tasks (``verbose``)."""
     n, d = X.shape
     target = -(-n // _cells.rows_per_cell(k, d, memory_budget))
     cells = _cells.Cells.from_sample(rescale(X[_cells.sample_rows(n, target)].compute()), target)
-    shared, low, high = share(cells), cells.low, cells.high
+    where = share(_cells.GroupCells(cells, groups, rescale))
     split = dask.delayed(_as_task(_cells.split_chunk), nout=cells.count)
-    gather, halo, near = (dask.delayed(_as_task(task)) for task in (_cells.gather_cell, _cells.halo,
-                                                                     _cells.near_cell))
+    gather, reaching, halo, near = (dask.delayed(_as_task(task)) for task in (
+        _cells.gather_cell, _cells.in_reach, _cells.halo, _cells.near_cell))
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0][:-1])]).astype(int)
-    pieces = [split(block, int(offset), shared, rescale)
+    pieces = [split(block, int(offset), cells.count, where)
               for block, offset in zip(X.to_delayed().ravel(), offsets, strict=True)]
-    gathered = dask.persist(*[gather(c, shared, k, rescale, [p[c] for p in pieces])
-                              for c in range(cells.count)])
-    reach = dask.compute(*[cell[3] for cell in gathered])
+    gathered = dask.persist(*[gather(k, rescale, [p[c] for p in pieces]) for c in range(cells.count)])
+    sizes = dask.compute(*[cell[3] for cell in gathered])
+    held = [c for c, size in enumerate(sizes) if size[0]]
+    low, high = (np.array([sizes[c][i] for c in held]) for i in (1, 2))
+    others = dask.compute(*[reaching(i, gathered[c], low, high, rescale) for i, c in enumerate(held)])
     results = []
-    for cell, (size, others) in zip(gathered, reach, strict=True):
-        if size:
-            halos = [halo(cell, gathered[o], low[o], high[o], k, rescale) for o in others if reach[o][0]]
-            values = near(cell, halos, k, rescale, (bytes_per_row, memory_budget / 2), func, *args)
-            results.append(dask.delayed(_cells.split_result, nout=len(offsets))(values, offsets))
+    for i, c in enumerate(held):
+        halos = [halo(gathered[c], gathered[held[o]], low[o], high[o], k, rescale) for o in others[i]]
+        values = near(gathered[c], halos, k, rescale, groups, (bytes_per_row, memory_budget / 2), func, *args)
+        results.append(dask.delayed(_cells.split_result, nout=len(offsets))(values, offsets))
     out = [da.from_delayed(dask.delayed(_cells.place)(int(offset), size, [r[b] for r in results]),
                            shape=(size,), dtype=float, meta=np.empty(0))
            for b, (offset, size) in enumerate(zip(offsets, X.chunks[0], strict=True))]

@@ -15,7 +15,7 @@ from .._blocks import progress, row_chunks
 __all__ = [
     "Factor",
     "NearField",
-    "PivotCells",
+    "PivotGroups",
     "far_field",
     "near_leverage",
     "split_group",
@@ -94,15 +94,16 @@ class NearField:
         return variance / (variance + self.gamma)
 
 
-class PivotCells:
+class PivotGroups:
     """Labels of rows: the nearest pivot (in the kernel's unit-length coordinates ``rescale``), the
-    groups of rows whose near blocks share one factorisation (:func:`near_leverage`)."""
+    groups of rows whose near blocks share one factorisation (:func:`near_leverage`); ``anchors``,
+    the pivots' rows, place each group (on Dask, in the cell of its pivot)."""
 
     def __init__(self, pivot_rows: np.ndarray, rescale):
-        self.pivot_rows, self.rescale = pivot_rows, rescale
+        self.anchors, self.rescale = pivot_rows, rescale
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        _, nearest = KDTree(self.rescale(self.pivot_rows)).query(self.rescale(X), k=1)
+        _, nearest = KDTree(self.rescale(self.anchors)).query(self.rescale(X), k=1)
         return nearest.astype(np.intp).ravel()
 
 

@@ -17,9 +17,22 @@ def _rescale(Z):
     return Z / np.array([0.7, 1.3, 1.0, 2.0, 0.5, 1.0, 1.0, 1.0])[:Z.shape[1]]
 
 
+class _Slabs:
+    """Groups of rows for map_near: 80 slabs of the first rescaled coordinate, each anchored at the
+    middle of its stretch on the first axis (at 0 on the others: most rows lie far from their
+    group's cell)."""
+
+    def __init__(self, d):
+        middle = (np.arange(80) - 40) / 4.0 + 0.125
+        self.anchors = np.column_stack([middle, np.zeros((80, d - 1))]) / _rescale(np.ones((1, d)))
+
+    def __call__(self, rows):
+        return np.clip(np.floor(_rescale(rows)[:, 0] * 4).astype(np.intp) + 40, 0, 79)
+
+
 def _record(store):
     """A ``func`` for map_near that keeps every near block and returns each row's id."""
-    def func(points, near):
+    def func(points, near, labels):
         store.append((near.copy(), points.copy()))
         return near[:, 0].astype(float)
     return func
@@ -38,7 +51,8 @@ def _map_near(X, chunks, memory_budget, monkeypatch):
     store = []
     with dask.config.set(scheduler="sync"):
         out = dask_backend.map_near(_record(store), da.from_array(X, chunks=(chunks, X.shape[1])), K,
-                                    _rescale, bytes_per_row=100.0, memory_budget=memory_budget)
+                                    _rescale, _Slabs(X.shape[1]), bytes_per_row=100.0,
+                                    memory_budget=memory_budget)
         assert out.chunks[0] == tuple(chunks)
         values = out.compute()
     near = np.empty((len(X), K + 1), dtype=np.intp)
@@ -119,13 +133,17 @@ def test_equals_the_in_memory_backend(monkeypatch):
     """A per-row function of the near blocks: the same values as NumPy's one query over all rows."""
     X = np.random.default_rng(4).standard_t(3, size=(2000, 3))
 
-    def func(points, near):
+    def func(points, near, labels):
+        """Per row: its near block's spread, its neighbours, and the rows of its group in the call."""
         gaps = np.sum((points - points[:, :1]) ** 2, axis=(1, 2))
-        return gaps + np.sort(near[:, 1:], axis=1) @ np.arange(K)
+        _, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
+        members = np.array([near[labels == label, 0].sum() for label in labels])
+        return gaps + np.sort(near[:, 1:], axis=1) @ np.arange(K) + 1e6 * counts[inverse] + 1e9 * members
 
-    expected = numpy_backend.map_near(func, X, K, _rescale, bytes_per_row=100.0, memory_budget=2e5)
+    groups = _Slabs(3)
+    expected = numpy_backend.map_near(func, X, K, _rescale, groups, bytes_per_row=100.0, memory_budget=2e5)
     with dask.config.set(scheduler="sync"):
-        got = dask_backend.map_near(func, da.from_array(X, chunks=(_uneven(2000), 3)), K, _rescale,
+        got = dask_backend.map_near(func, da.from_array(X, chunks=(_uneven(2000), 3)), K, _rescale, groups,
                                     bytes_per_row=100.0, memory_budget=2e5).compute()
     np.testing.assert_array_equal(got, expected)
 

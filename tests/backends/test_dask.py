@@ -142,12 +142,13 @@ def _normal(n, d):
 
 # the default (algorithm="auto") on each of its paths, 3-D and 8-D: (design, kernel, reg, path)
 DEFAULTS = {
-    "3d-density": (lambda: _normal(20_000, 3), Matern(1.0, nu=1.5), 20_000**-1.0, "density"),
+    # the density scores where the middle regime has more rows than dense pivots serve (32 768)
+    "3d-density": (lambda: _normal(40_000, 3), Matern(1.0, nu=1.5), 40_000**-1.0, "density"),
     "3d-tail": (lambda: _normal(20_000, 3), Matern(2.0, nu=2.5), 20_000**-0.5, "tail"),
     "3d-neighbours": (lambda: _normal(8000, 3), Matern(0.2, nu=0.5), 8000**-1.0, "neighbours"),
     "3d-bimodal": (lambda: make_bimodal(20_000, 3, random_state=0), Matern(0.5, nu=1.5), 20_000**-0.75,
                    "tail"),  # the design of issue 37
-    "8d-density": (lambda: _normal(20_000, 8), Matern(3.0, nu=1.5), 20_000**-1.0, "density"),
+    "8d-density": (lambda: _normal(40_000, 8), Matern(3.0, nu=1.5), 40_000**-1.0, "density"),
     "8d-tail": (lambda: _normal(8000, 8), RBF(4.0), 1e-3, "tail"),
     "8d-neighbours": (lambda: _normal(8000, 8), Matern(2.0, nu=1.5), 1e-3, "neighbours"),
 }
