@@ -69,25 +69,29 @@ class NearField:
         s = np.einsum("ij,ij->i", G, G)
         return np.maximum(tail(density, r) + s + s * s / (r + self.gamma - s), 1e-300)
 
-    def leverage(self, points: np.ndarray, ids: np.ndarray, members: np.ndarray) -> np.ndarray:
-        r"""Leverage of the rows ``members`` (positions in ``ids``) of the block of distinct rows
-        ``ids`` (u,) at ``points`` (u, d), each given all the other rows of the block and the far
-        field: with :math:`C` the block's covariance given the far field, :math:`l_i = 1 - \gamma
-        [(C + \gamma I)^{-1}]_{ii}`, one factorisation for all members."""
-        if self.kept is None:
-            F_U, _ = self.factor.rows(points)
-            G_U = scipy.linalg.solve_triangular(self.chol, F_U.T, lower=True).T
-        else:
-            F_U, G_U = self.kept[0][ids], self.kept[1][ids]  # (u, rank)
+    def factor_rows(self, points: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(F, G) of the distinct rows ``ids`` at ``points``: kept, or made here."""
+        if self.kept is not None:
+            return self.kept[0][ids], self.kept[1][ids]
+        F, _ = self.factor.rows(points)
+        return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
+
+    def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray,
+                 members: np.ndarray) -> np.ndarray:
+        r"""Leverage of the rows ``members`` (positions in the block) of a block of distinct rows at
+        ``points`` (u, d), of factor rows ``F_U`` and ``G_U`` (:meth:`factor_rows`), each given all
+        the other rows of the block and the far field: with :math:`C` the block's covariance given
+        the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`, one factorisation for all
+        members."""
         residual = self.factor.residual(points, F_U)
         S = G_U @ G_U.T
         W = -S
-        diagonal = np.arange(len(ids))
+        diagonal = np.arange(len(points))
         W[diagonal, diagonal] += residual + self.gamma
         C = self.factor.kernel(points) - F_U @ F_U.T + S + S @ np.linalg.solve(W, S)  # R_UU + ...
         prior = np.maximum(C[members, members], 1e-300)
         C[diagonal, diagonal] += self.gamma
-        unit = np.zeros((len(ids), len(members)))
+        unit = np.zeros((len(points), len(members)))
         unit[members, np.arange(len(members))] = 1.0
         precision = np.linalg.solve(C, unit)[members, np.arange(len(members))]
         variance = np.clip(1.0 / precision - self.gamma, 1e-300, prior)
@@ -143,16 +147,19 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
                   group_rows: int, block_rows: int) -> np.ndarray:
     """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``, the
     rows sorted by their group ``labels``): the rows of a group share one block, their own rows
-    and their k nearest (:func:`groups_of`, at most ``group_rows`` rows a group and
+    and their k nearest (:class:`PivotGroups`, at most ``group_rows`` rows a group and
     ``block_rows`` in its block)."""
+    every, first = np.unique(near, return_index=True)
+    rows = points.reshape(-1, points.shape[-1])[first]
+    F, G = near_field.factor_rows(rows, every)  # once for the rows of all the groups
     out = np.empty(len(near))
     change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
     for group in np.split(np.arange(len(near)), change):
         for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group], group_rows,
                                 block_rows):
-            ids, first = np.unique(near[part], return_index=True)
-            members = np.searchsorted(ids, near[part, 0])
-            out[part] = near_field.leverage(points[part].reshape(-1, points.shape[-1])[first], ids, members)
+            block = np.searchsorted(every, np.unique(near[part]))
+            members = np.searchsorted(block, np.searchsorted(every, near[part, 0]))
+            out[part] = near_field.leverage(rows[block], F[block], G[block], members)
     return out
 
 

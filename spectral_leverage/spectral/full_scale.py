@@ -122,9 +122,9 @@ NEIGHBOURS = 32
 #: their neighbours: one factorisation for the group, each row given all the others), at most this
 #: many rows a group ...
 GROUP_ROWS = 64
-#: ... and four near blocks' rows in its block (a group split in halves until they fit: in 8-D the
+#: ... and eight near blocks' rows in its block (a group split in halves until they fit: in 8-D the
 #: near blocks of a group share few rows, and the block's cost grows as its rows squared).
-BLOCK_NEAR_BLOCKS = 4
+BLOCK_NEAR_BLOCKS = 8
 #: The density formula needs many rows in the equivalent kernel's window, which holds about
 #: 1 / l_i of them: below 50 (a mean leverage over 1/50) the scores depend on the rows' positions.
 DISCRETE_LEVERAGE = 1 / 50
@@ -330,12 +330,14 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     near_field = NearField(spec, factor, chol, gamma, kept)
     if k and left > 0:
         # a group's block: (u, rank) factor rows twice and about six u x u matrices, in a quarter of
-        # the budget per thread; the rows handed over: their near blocks' points and ids
+        # the budget per thread; per row handed over: its near block's points and ids, and (unless
+        # kept) the kernel and factor rows of about three distinct rows of the blocks
+        per_block_row = (k + 1) * 8.0 * (X.shape[1] + 2) + (0.0 if kept is not None else 3 * per_row)
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
                              quarter / max_threads() / (32.0 * root.shape[1])))
         leverage = backend.map_near(near_leverage, X, k, spec.rescale, PivotGroups(pivot_rows, spec.rescale),
                                     backend.share(near_field), GROUP_ROWS, max(block_rows, k + 1),
-                                    bytes_per_row=(k + 1) * 8.0 * (X.shape[1] + 2), memory_budget=quarter,
+                                    bytes_per_row=per_block_row, memory_budget=quarter,
                                     verbose=verbose, desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
         tail = TailVariance(spec.unit, reg, dim, tuple(float(v) for v in backend.compute(
