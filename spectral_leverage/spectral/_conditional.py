@@ -144,22 +144,31 @@ def tail_leverage(X: np.ndarray, density: np.ndarray, shared: tuple, per_row: fl
 
 
 def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near_field: NearField,
-                  group_rows: int, block_rows: int) -> np.ndarray:
+                  group_rows: int, block_rows: int, rows_at_once: int) -> np.ndarray:
     """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``, the
     rows sorted by their group ``labels``): the rows of a group share one block, their own rows
     and their k nearest (:class:`PivotGroups`, at most ``group_rows`` rows a group and
-    ``block_rows`` in its block)."""
-    every, first = np.unique(near, return_index=True)
-    rows = points.reshape(-1, points.shape[-1])[first]
-    F, G = near_field.factor_rows(rows, every)  # once for the rows of all the groups
-    out = np.empty(len(near))
+    ``block_rows`` in its block). The factor rows of the blocks are made once for about
+    ``rows_at_once`` rows of consecutive parts (a group larger than that is not held whole)."""
     change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
-    for group in np.split(np.arange(len(near)), change):
-        for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group], group_rows,
-                                block_rows):
+    parts = [part for group in np.split(np.arange(len(near)), change)
+             for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group],
+                                     group_rows, block_rows)]
+    ends = np.cumsum([len(part) for part in parts])
+    out = np.empty(len(near))
+    start = 0
+    while start < len(parts):
+        stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + rows_at_once,
+                                                  side="right")))
+        held = np.concatenate(parts[start:stop])
+        every, first = np.unique(near[held], return_index=True)
+        rows = points[held].reshape(-1, points.shape[-1])[first]
+        F, G = near_field.factor_rows(rows, every)  # once for the rows of these parts
+        for part in parts[start:stop]:
             block = np.searchsorted(every, np.unique(near[part]))
             members = np.searchsorted(block, np.searchsorted(every, near[part, 0]))
             out[part] = near_field.leverage(rows[block], F[block], G[block], members)
+        start = stop
     return out
 
 

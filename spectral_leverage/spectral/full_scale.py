@@ -94,7 +94,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads
+from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads
 from ..backends import backend_for
 from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
 from ._conditional import Factor, NearField, PivotGroups, far_field, near_leverage, tail_leverage, unlearned
@@ -335,8 +335,10 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         per_block_row = (k + 1) * 8.0 * (X.shape[1] + 2) + (0.0 if kept is not None else 3 * per_row)
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
                              quarter / max_threads() / (32.0 * root.shape[1])))
-        leverage = backend.map_near(near_leverage, X, k, spec.rescale, PivotGroups(pivot_rows, spec.rescale),
-                                    backend.share(near_field), GROUP_ROWS, max(block_rows, k + 1),
+        rows_at_once = max(1, int(min(quarter / max_threads(), MAX_BLOCK_BYTES) // per_block_row))
+        groups = PivotGroups(pivot_rows, spec.rescale)
+        leverage = backend.map_near(near_leverage, X, k, spec.rescale, groups, backend.share(near_field),
+                                    GROUP_ROWS, max(block_rows, k + 1), rows_at_once,
                                     bytes_per_row=per_block_row, memory_budget=quarter,
                                     verbose=verbose, desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn

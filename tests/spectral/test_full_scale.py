@@ -349,3 +349,13 @@ def test_a_group_splits_into_parts_within_both_bounds(size, group_rows, block_ro
     # the same rows in the same order give the same parts (on every backend)
     again = split_group(np.arange(size), points, near, group_rows, block_rows)
     assert all(np.array_equal(a, b) for a, b in zip(parts, again, strict=True))
+
+
+def test_factor_rows_made_for_any_number_of_parts_at_once_give_the_same_scores(X):
+    """Where the factor rows are not kept, they are made for a few parts of the groups at a time:
+    one part at a time gives the same scores as many."""
+    kernel, reg = Matern(0.3, nu=0.5), N ** -1.0
+    many, _ = full_scale(X, kernel, reg, max_pivots=100, memory_budget=2**23)
+    with mock.patch("spectral_leverage.spectral.full_scale.MAX_BLOCK_BYTES", 1):
+        one, _ = full_scale(X, kernel, reg, max_pivots=100, memory_budget=2**23)
+    np.testing.assert_allclose(one, many, rtol=1e-10)
