@@ -9,17 +9,19 @@ bars from concurrent tasks would interleave; Dask's own progress follows the tas
 optional dependency (``pip install spectral_leverage[dask]``, with bokeh for the dashboard),
 imported only when a Dask collection arrives.
 
-Per-row results are lazy Dask arrays with X's row chunks. Inputs are checked for NaN and infinity
-inside the tasks that read them, in the same pass, so no pass over the data is spent on checks.
-Passes over X, each one needing the result of the one before (tests/backends/test_dask.py counts
-them): ``SpectralLeverage.fit`` reads X twice for the density scores (column statistics with the
-anchor rows; the density at every row, persisted), three times with the binned KDE (the grid
-counts in between; four where rows lie far outside the bulk, the binned KDE's far rows gathered
-before the counts); where it takes the full-scale leverage, three more (the pivots' subsample
-rows; the far field's sum; the scores by the tail integral or the near blocks, persisted), and one
-more where the pivots' count keeps the density scores (the subsample rows); ``sample`` reads only
-the persisted densities or scores; ``NystromKRR.fit`` adds two (the centre rows, from the chunks
-that hold one; the normal equations, which read y once).
+Per-row results are lazy Dask arrays with X's row chunks (:func:`map_near`'s persisted). Inputs
+are checked for NaN and infinity inside the tasks that read them, in the same pass, so no pass over
+the data is spent on checks. Passes over X, each one needing the result of the one before
+(tests/backends/test_dask.py counts them): ``SpectralLeverage.fit`` reads X twice for the density
+scores (column statistics with the anchor rows; the density at every row, persisted), three times
+with the binned KDE (the grid counts in between; four where rows lie far outside the bulk, the
+binned KDE's far rows gathered before the counts); where it takes the full-scale leverage, three
+more (the pivots' subsample rows; the far field's sum; the scores by the tail integral, persisted;
+four with neighbours, in place of the tail integral the two of :func:`map_near`: the rows the cells
+of space are split from, then the rows split by cell for the near blocks), and one more where the
+pivots' count keeps the density scores (the subsample rows); ``sample`` reads only the persisted
+densities or scores; ``NystromKRR.fit`` adds two (the centre rows, from the chunks that hold one;
+the normal equations, which read y once).
 """
 
 from __future__ import annotations
@@ -29,12 +31,11 @@ import functools
 import dask
 import dask.array as da
 import numpy as np
-from scipy.spatial import cKDTree
 
-from .._blocks import in_task, row_chunks
+from .._blocks import in_task
 from .._validation import check_target
+from . import _cells
 from ._inverse_cdf import SEGMENT, locate, segment_totals, split_draws
-from ._neighbours import merge, nearest_in, self_first
 
 name = "dask"
 in_memory = False
@@ -189,44 +190,42 @@ def _pairwise(parts: list, combine) -> object:
     return parts[0]
 
 
-def _near_block(block: np.ndarray, candidates: tuple, offset: int, k: int, rescale, sizes: tuple, func,
-                *args) -> np.ndarray:
-    """``func`` on the near blocks of a row chunk (rows ``offset + i`` of X) from the k + 1 nearest
-    ``candidates`` of every chunk, merged, in blocks of ``sizes`` = (bytes per row, budget) of rows
-    close in space (the leaf order of the chunk's k-d tree: they share more neighbours)."""
-    _, found, points = candidates
-    rows = offset + np.arange(block.shape[0])
-    keep = self_first(found, rows, k)
-    b, d = block.shape
-    near = np.column_stack([rows, found[keep].reshape(b, k)])
-    points = np.concatenate([block[:, None, :], points[keep].reshape(b, k, d)], axis=1)
-    order = cKDTree(rescale(block), balanced_tree=False, compact_nodes=False).indices
-    out = np.empty(b)
-    for part in row_chunks(b, *sizes):
-        rows = order[part]
-        out[rows] = func(points[rows], near[rows], *args)
-    return out
-
-
-def map_near(func, X: da.Array, k: int, rescale, *args, bytes_per_row: float, memory_budget: float,
-             verbose: bool = False, desc: str = "near blocks") -> da.Array:
-    """Exact neighbours of every row over all chunks: for each row chunk, the k + 1 nearest rows of
-    every chunk (a k-d tree of that chunk; B² queries for B chunks), merged pairwise, then ``func``
-    on its near blocks, in blocks of ``bytes_per_row`` within ``memory_budget`` (one task per chunk,
-    one thread). One pass over X (each chunk is read once, held until its queries are done); no
-    progress bars inside the tasks (``verbose``)."""
-    blocks = X.to_delayed().ravel()
+def map_near(func, X: da.Array, k: int, rescale, groups, *args, bytes_per_row: float,
+             memory_budget: float, verbose: bool = False, desc: str = "near blocks") -> da.Array:
+    """Exact neighbours of every row over all chunks by cells of space and halo rows
+    (:mod:`~spectral_leverage.backends._cells`; a group's rows in the cell of its anchor), then
+    ``func`` on the near blocks of each cell, in blocks of whole groups of ``bytes_per_row`` within
+    half of ``memory_budget`` (the cell's rows, halo and candidates take the other half; one task
+    per cell, one thread). Two passes over X: the evenly spaced rows the cells are split from, then
+    each chunk split by cell, gathered per cell and persisted (ids, rows and each row's reach:
+    ``8 (d + 2)`` bytes a row on the cluster) until the cells' near blocks are done; the result goes
+    back to X's row chunks. No progress bars inside the tasks (``verbose``)."""
+    n, d = X.shape
+    target = -(-n // _cells.rows_per_cell(k, d, memory_budget))
+    cells = _cells.Cells.from_sample(rescale(X[_cells.sample_rows(n, target)].compute()), target)
+    where = share(_cells.GroupCells(cells, groups, rescale))
+    split = dask.delayed(_as_task(_cells.split_chunk), nout=cells.count)
+    gather, reaching, halo, near = (dask.delayed(_as_task(task)) for task in (
+        _cells.gather_cell, _cells.in_reach, _cells.halo, _cells.near_cell))
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0][:-1])]).astype(int)
-    combine = functools.partial(merge, k=k + 1)
-    search = _as_task(nearest_in)
-    out = []
-    for block, offset, size in zip(blocks, offsets, X.chunks[0], strict=True):
-        candidates = _pairwise([dask.delayed(search)(block, other, int(start), k + 1, rescale)
-                                for other, start in zip(blocks, offsets, strict=True)], combine)
-        values = dask.delayed(_as_task(_near_block))(block, candidates, int(offset), k, rescale,
-                                                     (bytes_per_row, memory_budget), func, *args)
-        out.append(da.from_delayed(values, shape=(size,), dtype=float, meta=np.empty(0)))
-    return da.concatenate(out)
+    pieces = [split(block, int(offset), cells.count, where)
+              for block, offset in zip(X.to_delayed().ravel(), offsets, strict=True)]
+    gathered = dask.persist(*[gather(k, rescale, [p[c] for p in pieces]) for c in range(cells.count)])
+    sizes = dask.compute(*[cell[3] for cell in gathered])
+    held = [c for c, size in enumerate(sizes) if size[0]]
+    low, high = (np.array([sizes[c][i] for c in held]) for i in (1, 2))
+    others = dask.compute(*[reaching(i, gathered[c], low, high, rescale) for i, c in enumerate(held)])
+    results = []
+    for i, c in enumerate(held):
+        halos = [halo(gathered[c], gathered[held[o]], low[o], high[o], k, rescale) for o in others[i]]
+        values = near(gathered[c], halos, k, rescale, groups, (bytes_per_row, memory_budget / 2), func, *args)
+        results.append(dask.delayed(_cells.split_result, nout=len(offsets))(values, offsets))
+    out = [da.from_delayed(dask.delayed(_cells.place)(int(offset), size, [r[b] for r in results]),
+                           shape=(size,), dtype=float, meta=np.empty(0))
+           for b, (offset, size) in enumerate(zip(offsets, X.chunks[0], strict=True))]
+    # persisted while the cells are held here: a distributed client releases persisted data with
+    # its last reference, and a lazy result could reach the scheduler after the cells had gone
+    return da.concatenate(out).persist()
 
 
 def _add(a: tuple, b: tuple) -> tuple:

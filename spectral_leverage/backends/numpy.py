@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 from pykdtree.kdtree import KDTree
-from scipy.spatial import cKDTree
 from sklearn.utils.validation import validate_data
 
 from .._blocks import column_summary, max_threads, on_all_cores, progress, row_chunks
 from .._validation import check_target
 from ._inverse_cdf import locate, segment_totals, split_draws
-from ._neighbours import self_first
+from ._neighbours import self_first, whole_groups
 
 name = "numpy"
 in_memory = True
@@ -50,15 +49,18 @@ def sum_blocks(func, *arrays: np.ndarray, args: tuple = (), start: tuple | None 
     return func(*arrays, *args) if start is None else func(*arrays, *args, start)
 
 
-def map_near(func, X: np.ndarray, k: int, rescale, *args, bytes_per_row: float, memory_budget: float,
-             verbose: bool = False, desc: str = "near blocks") -> np.ndarray:
-    """One k-d tree over ``rescale(X)``; blocks of rows close in space (its leaf order: they share
-    most neighbours), of ``bytes_per_row`` each within ``memory_budget`` shared by the threads."""
+def map_near(func, X: np.ndarray, k: int, rescale, groups, *args, bytes_per_row: float,
+             memory_budget: float, verbose: bool = False, desc: str = "near blocks") -> np.ndarray:
+    """One k-d tree over ``rescale(X)``; the rows ordered by their label ``groups(X)`` (stable, so
+    by row within a label) and handed to ``func`` in blocks of whole labels, of about
+    ``bytes_per_row`` each within ``memory_budget`` shared by the threads."""
     Z = rescale(X)
     tree = KDTree(Z)
-    order = cKDTree(Z, balanced_tree=False, compact_nodes=False).indices
+    labels = groups(X)
+    order = np.argsort(labels, kind="stable")
+    blocks = list(whole_groups(labels[order], row_chunks(X.shape[0], bytes_per_row,
+                                                         memory_budget / max_threads())))
     out = np.empty(X.shape[0])
-    blocks = list(row_chunks(X.shape[0], bytes_per_row, memory_budget / max_threads()))
     bar = progress(total=len(blocks), verbose=verbose, desc=desc, unit="block")
 
     def fill(chunk: slice) -> None:
@@ -66,7 +68,7 @@ def map_near(func, X: np.ndarray, k: int, rescale, *args, bytes_per_row: float, 
         _, found = tree.query(Z[rows], k=k + 1)
         found = found.astype(np.intp).reshape(len(rows), k + 1)
         near = np.column_stack([rows, found[self_first(found, rows, k)].reshape(len(rows), k)])
-        out[rows] = func(X[near], near, *args)
+        out[rows] = func(X[near], near, labels[rows], *args)
         bar.update(1)
 
     with bar:

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+from pykdtree.kdtree import KDTree
 
 from .._blocks import progress, row_chunks
 
-__all__ = ["Factor", "NearField", "far_field", "near_leverage", "tail_leverage", "unlearned"]
+__all__ = [
+    "Factor",
+    "NearField",
+    "PivotGroups",
+    "far_field",
+    "near_leverage",
+    "split_group",
+    "tail_leverage",
+    "unlearned",
+]
 
 
 class Factor:
@@ -59,36 +69,46 @@ class NearField:
         s = np.einsum("ij,ij->i", G, G)
         return np.maximum(tail(density, r) + s + s * s / (r + self.gamma - s), 1e-300)
 
-    def variance(self, points: np.ndarray, near: np.ndarray) -> np.ndarray:
-        """Of the near blocks of rows ``near`` (b, k+1), the rows ``points`` (b, k+1, d)."""
-        if self.kept is None:
-            _, first, position = np.unique(near, return_index=True, return_inverse=True)
-            F_rows, _ = self.factor.rows(points.reshape(-1, points.shape[-1])[first])
-            G_rows = scipy.linalg.solve_triangular(self.chol, F_rows.T, lower=True).T
-            F_B, G_B = F_rows[position.reshape(near.shape)], G_rows[position.reshape(near.shape)]
-        else:
-            F_B, G_B = self.kept[0][near], self.kept[1][near]  # (b, k+1, rank)
-        residual = self.factor.residual(points, F_B)
-        S = G_B @ G_B.transpose(0, 2, 1)
-        if near.shape[1] > 1:
-            Z = self.spec.rescale(points)
-            gaps = Z[:, :, None, :] - Z[:, None, :, :]
-            distance = np.sqrt(np.einsum("bijd,bijd->bij", gaps, gaps))
-            local = self.spec.amplitude * self.spec.correlation(distance)
-            local -= F_B @ F_B.transpose(0, 2, 1)  # R_BB
-        else:
-            local = residual[:, :, None]
+    def factor_rows(self, points: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(F, G) of the distinct rows ``ids`` at ``points``: kept, or made here."""
+        if self.kept is not None:
+            return self.kept[0][ids], self.kept[1][ids]
+        F, _ = self.factor.rows(points)
+        return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
+
+    def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray,
+                 members: np.ndarray) -> np.ndarray:
+        r"""Leverage of the rows ``members`` (positions in the block) of a block of distinct rows at
+        ``points`` (u, d), of factor rows ``F_U`` and ``G_U`` (:meth:`factor_rows`), each given all
+        the other rows of the block and the far field: with :math:`C` the block's covariance given
+        the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`, one factorisation for all
+        members."""
+        residual = self.factor.residual(points, F_U)
+        S = G_U @ G_U.T
         W = -S
-        diagonal = np.arange(near.shape[1])
-        W[:, diagonal, diagonal] += residual + self.gamma
-        C = local + S + S @ np.linalg.solve(W, S)
-        variance = C[:, 0, 0]
-        if near.shape[1] > 1:
-            c_in = C[:, 0, 1:]
-            C_nn = C[:, 1:, 1:]
-            C_nn[:, diagonal[:-1], diagonal[:-1]] += self.gamma
-            variance = variance - np.einsum("bi,bi->b", c_in, np.linalg.solve(C_nn, c_in[..., None])[..., 0])
-        return np.clip(variance, 1e-300, np.maximum(C[:, 0, 0], 1e-300))
+        diagonal = np.arange(len(points))
+        W[diagonal, diagonal] += residual + self.gamma
+        C = self.factor.kernel(points) - F_U @ F_U.T + S + S @ np.linalg.solve(W, S)  # R_UU + ...
+        prior = np.maximum(C[members, members], 1e-300)
+        C[diagonal, diagonal] += self.gamma
+        unit = np.zeros((len(points), len(members)))
+        unit[members, np.arange(len(members))] = 1.0
+        precision = np.linalg.solve(C, unit)[members, np.arange(len(members))]
+        variance = np.clip(1.0 / precision - self.gamma, 1e-300, prior)
+        return variance / (variance + self.gamma)
+
+
+class PivotGroups:
+    """Labels of rows: the nearest pivot (in the kernel's unit-length coordinates ``rescale``), the
+    groups of rows whose near blocks share one factorisation (:func:`near_leverage`); ``anchors``,
+    the pivots' rows, place each group (on Dask, in the cell of its pivot)."""
+
+    def __init__(self, pivot_rows: np.ndarray, rescale):
+        self.anchors, self.rescale = pivot_rows, rescale
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        _, nearest = KDTree(self.rescale(self.anchors)).query(self.rescale(X), k=1)
+        return nearest.astype(np.intp).ravel()
 
 
 def unlearned(p: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -123,7 +143,45 @@ def tail_leverage(X: np.ndarray, density: np.ndarray, shared: tuple, per_row: fl
     return variance / (variance + near_field.gamma)
 
 
-def near_leverage(points: np.ndarray, near: np.ndarray, near_field: NearField) -> np.ndarray:
-    """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``)."""
-    variance = near_field.variance(points, near)
-    return variance / (variance + near_field.gamma)
+def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near_field: NearField,
+                  group_rows: int, block_rows: int, rows_at_once: int) -> np.ndarray:
+    """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``, the
+    rows sorted by their group ``labels``): the rows of a group share one block, their own rows
+    and their k nearest (:class:`PivotGroups`, at most ``group_rows`` rows a group and
+    ``block_rows`` in its block). The factor rows of the blocks are made once for about
+    ``rows_at_once`` rows of consecutive parts (a group larger than that is not held whole)."""
+    change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+    parts = [part for group in np.split(np.arange(len(near)), change)
+             for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group],
+                                     group_rows, block_rows)]
+    ends = np.cumsum([len(part) for part in parts])
+    out = np.empty(len(near))
+    start = 0
+    while start < len(parts):
+        stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + rows_at_once,
+                                                  side="right")))
+        held = np.concatenate(parts[start:stop])
+        every, first = np.unique(near[held], return_index=True)
+        rows = points[held].reshape(-1, points.shape[-1])[first]
+        F, G = near_field.factor_rows(rows, every)  # once for the rows of these parts
+        for part in parts[start:stop]:
+            block = np.searchsorted(every, np.unique(near[part]))
+            members = np.searchsorted(block, np.searchsorted(every, near[part, 0]))
+            out[part] = near_field.leverage(rows[block], F[block], G[block], members)
+        start = stop
+    return out
+
+
+def split_group(group: np.ndarray, points: np.ndarray, near: np.ndarray, group_rows: int,
+                block_rows: int) -> list:
+    """``group`` (positions of rows at ``points`` with near blocks ``near``) in parts of at most
+    ``group_rows`` rows whose near blocks hold at most ``block_rows`` distinct rows (a part of one
+    row excepted): halves split at the median of the widest coordinate (stable, so the same parts
+    for the same rows in the same order on every backend)."""
+    if len(group) == 1 or (len(group) <= group_rows and len(np.unique(near)) <= block_rows):
+        return [group]
+    j = np.argmax(np.ptp(points, axis=0))
+    order = np.argsort(points[:, j], kind="stable")
+    half = len(group) // 2
+    return [part for side in (order[:half], order[half:])
+            for part in split_group(group[side], points[side], near[side], group_rows, block_rows)]

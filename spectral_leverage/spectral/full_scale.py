@@ -37,20 +37,25 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
   :math:`\tau_i = \tau(p(x_i), r_{ii}) \le r_{ii}` (:mod:`spectral_leverage.spectral.tail`;
   ``n_neighbors=0``).
 * **Where they hold few rows** (:func:`full_scale_plan`: a mean leverage of :data:`DISCRETE_LEVERAGE`
-  or more with dense pivots, or of :data:`NEIGHBOURS_LEVERAGE` or more), the residual is learned
-  from the rows close by, which no density resolves: the near block
-  :math:`B = \{i\} \cup N_i` (the k nearest rows) enters exactly. With
-  :math:`S_B = F_B A^{-1}F_B^\top` and :math:`W_B = \mathrm{diag}(r_{BB} + \gamma)`, removing B's own
-  terms from :math:`A` (Woodbury) gives :math:`F_B A_{-B}^{-1}F_B^\top = S_B + S_B(W_B - S_B)^{-1}S_B`;
-  the covariance of :math:`f_B` given the far rows is
-  :math:`C = R_{BB} + F_B A_{-B}^{-1}F_B^\top`, and
-  :math:`\sigma_i^2 \approx C_{ii} - C_{iN}(C_{NN} + \gamma I)^{-1}C_{Ni}`.
+  or more), the residual is learned from the rows close by, which no density resolves: they enter
+  exactly. The rows nearest one pivot (a group; :class:`~._conditional.PivotGroups`, at most
+  :data:`GROUP_ROWS` of them) share one block :math:`U`: their own rows and the k nearest rows of
+  each. With :math:`S_U = F_U A^{-1}F_U^\top` and :math:`W_U = \mathrm{diag}(r_{UU} + \gamma)`,
+  removing U's own terms from :math:`A` (Woodbury) gives
+  :math:`F_U A_{-U}^{-1}F_U^\top = S_U + S_U(W_U - S_U)^{-1}S_U`; the covariance of :math:`f_U`
+  given the far rows is :math:`C = R_{UU} + F_U A_{-U}^{-1}F_U^\top`, and each row of the group
+  given all the other rows of U has :math:`\sigma_i^2 + \gamma = 1/[(C + \gamma I)^{-1}]_{ii}`,
+  one factorisation for the group. Sharing the block conditions each row on its group and their
+  neighbours (100-250 rows in 4-8 dimensions), not on its own k nearest alone, at about the same
+  cost: a residual reaching n/m rows is learned from its rows where it is at most
+  :data:`DENSE_ROWS_PER_PIVOT` (CASP, d = 8, n = 8000, λ = 1/n, 512 pivots: 95th percentiles
+  1.03-1.15 against exact scores, 1.14-1.35 with a block of 32 neighbours per row).
 
 With :math:`R = 0` (effective rank below the number of pivots) both are the leave-one-out variance of
 the Nyström model, its exact leverage; with :math:`F = 0` the first is the density formula's
 posterior variance (:math:`\tau = \lambda h(p)`, so :math:`l = h/(n + h)`, the formula's
-:math:`h/n` to first order) and the second conditioning on the k nearest rows, exact when the
-equivalent kernel's window holds no more than k rows. The second combines the two as the full-scale
+:math:`h/n` to first order) and the second conditioning on the group's block, exact when the
+equivalent kernel's window holds no more rows than it. The second combines the two as the full-scale
 approximation of spatial statistics does (Sang & Huang, 2012); identical rows are each other's
 neighbours and share their leverage as the exact scores do.
 
@@ -61,14 +66,16 @@ at the low-rank end the tail integral alone is within a few per cent of exact le
 
 Cost: pivots on a subsample (:math:`O(n_s m^2)`); two passes over the rows for :math:`A` and the
 leave-one-out variances (:math:`O(nm^2)`), the tail integral's table once (:math:`O(1)` per row); with
-neighbours, a k-nearest-neighbour query and :math:`O(m^2 + k^2m + k^3)` per row. Memory: quarters of
+neighbours, a k-nearest-neighbour query and :math:`O(u^2 m + u^3)` per group of c rows sharing a
+block of u rows (u at most :data:`BLOCK_NEAR_BLOCKS` (k + 1)). Memory: quarters of
 ``memory_budget`` for the m×m matrices, the pivot subsample, its kernel blocks and each pass's row
 blocks (m and k shrink to fit a small budget).
 
 On a Dask array the same lines run over the row chunks (:mod:`spectral_leverage.backends`): the
 subsample's rows gathered to the caller, the far field a sum over chunks, the scores a map over
-them; the neighbours are exact (each chunk's k + 1 nearest rows in every chunk, merged: :math:`B^2`
-k-d tree queries for B chunks), so the scores equal the in-memory ones to rounding.
+them; the neighbours are exact (by cells of space with halo rows, each group in the cell of its
+pivot: :mod:`spectral_leverage.backends._cells`), so the scores equal the in-memory ones to
+rounding.
 
 References
 ----------
@@ -87,10 +94,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, max_threads
+from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads
 from ..backends import backend_for
 from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
-from ._conditional import Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
+from ._conditional import Factor, NearField, PivotGroups, far_field, near_leverage, tail_leverage, unlearned
 from .tail import TailVariance
 
 __all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "pivots_for"]
@@ -109,8 +116,15 @@ PIVOT_WORK = 2**34
 #: The low-rank end: pivots and the tail integral where the density formula's effective dimension
 #: is at most this (:func:`full_scale_plan`).
 LOW_RANK = 512
-#: Rows conditioned on exactly in each near block (where the windows hold few rows).
+#: Rows conditioned on exactly in each near block (where the windows hold few rows) ...
 NEIGHBOURS = 32
+#: ... whose rows share one block with the other rows nearest the same pivot (their own rows and
+#: their neighbours: one factorisation for the group, each row given all the others), at most this
+#: many rows a group ...
+GROUP_ROWS = 64
+#: ... and eight near blocks' rows in its block (a group split in halves until they fit: in 8-D the
+#: near blocks of a group share few rows, and the block's cost grows as its rows squared).
+BLOCK_NEAR_BLOCKS = 8
 #: The density formula needs many rows in the equivalent kernel's window, which holds about
 #: 1 / l_i of them: below 50 (a mean leverage over 1/50) the scores depend on the rows' positions.
 DISCRETE_LEVERAGE = 1 / 50
@@ -125,8 +139,12 @@ HIGH_DIM = 8
 #: ... where the pivots leave it more than this share.
 HIGH_DIM_TAIL_SHARE = 0.1
 #: The residual of m pivots spread over n rows reaches about n/m rows: the neighbours cover it
-#: where that is at most half of them.
+#: where that is at most half of them ...
 ROWS_PER_PIVOT = NEIGHBOURS // 2
+#: ... and the near blocks of the rows nearest each pivot resolve it where it is at most this many
+#: (CASP, n = 20 000, RBF at ℓ = 0.5, λ = 1/n, mean leverage 0.08: 16 rows a pivot read 0.94/1.21
+#: against exact scores, 0.96/1.13 with 64 neighbours, 12 rows a pivot 0.95/1.15).
+DENSE_ROWS_PER_PIVOT = 12
 
 
 def pivots_for(n: int) -> int:
@@ -145,39 +163,44 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
     r"""(pivots, neighbours) of the full-scale leverage where the density formula's scores, of sum
     ``effective_dimension`` over n rows, are out of their regime; None where they are kept.
 
-    With :math:`m` = :func:`pivots_for` (n), :math:`k` = :data:`NEIGHBOURS` and the mean leverage
-    :math:`\bar l = d_\mathrm{eff}/n`:
+    With :math:`k` = :data:`NEIGHBOURS` and the mean leverage :math:`\bar l = d_\mathrm{eff}/n`:
 
-    * (m, k), pivots and neighbours, where the windows hold few rows and the neighbours see them:
-      :math:`\bar l \ge 2/k` (each window within half the neighbours), or :math:`\bar l \ge 1/50`
-      with pivots close enough that the k nearest rows span their residual's reach,
-      :math:`n/m \le k/2` (module docstring);
-    * (m, 0), pivots and the tail integral, where :math:`d_\mathrm{eff} \le` :data:`LOW_RANK`:
-      :func:`full_scale_scores` then keeps the factor only where it holds most of the ridge degrees
-      of freedom (the low-rank end). The test is on the kernel and the data, not on m, which only
-      bounds the cost: where m is below :math:`4\,d_\mathrm{eff}` (n past 65 536) the tail integral
-      takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2, λ = n^-1/2, d_eff 47: 131
-      pivots read 0.94/1.08 against 512 pivots' scores, the density formula 0.85/1.05).
+    * (m, k), dense pivots and neighbours, where the windows hold few rows, :math:`\bar l \ge 1/50`,
+      and n is at most :data:`ROWS_PER_PIVOT` × :data:`MAX_PIVOTS` (32 768): m = n /
+      :data:`DENSE_ROWS_PER_PIVOT` pivots (at most :data:`MAX_PIVOTS`; with 2k neighbours where that
+      leaves more than 12 rows a pivot), so that the near blocks of the rows nearest each pivot
+      span its residual's reach (module docstring);
+    * (:func:`pivots_for` (n), k) past that where each window lies within half the neighbours,
+      :math:`\bar l \ge 2/k`: the cost-bounded pivots, the neighbours seeing the windows however
+      far apart the pivots are;
+    * (:func:`pivots_for` (n), 0), pivots and the tail integral, where :math:`d_\mathrm{eff} \le`
+      :data:`LOW_RANK`: :func:`full_scale_scores` then keeps the factor only where it holds most of
+      the ridge degrees of freedom (the low-rank end). The test is on the kernel and the data, not
+      on m, which only bounds the cost: where m is below :math:`4\,d_\mathrm{eff}` (n past 65 536)
+      the tail integral takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2,
+      λ = n^-1/2, d_eff 47: 131 pivots read 0.94/1.08 against 512 pivots' scores, the density
+      formula 0.85/1.05).
 
     Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, the
-    density scores are kept: at n = 20 000 (standard normal, d = 3, λ = 1/n, Matérn 3/2 and 5/2
-    at ℓ = 1 and RBF at ℓ = 0.5, mean leverage 0.025–0.04) they read 0.94–0.97 / 1.06–1.09
-    against exact scores, 512 pivots with 32 neighbours 0.82–0.86 / 1.29–1.71. On real data
-    there (CASP) no estimate of this module is within 0.85/1.15 (docs/validation.md, "Which
-    estimate where").
+    density scores are kept; past 32 768 rows that includes the middle regime
+    (:math:`1/50 \le \bar l < 2/k`), where they read up to 1.3–1.5 against exact scores on real
+    data (docs/validation.md, "Which estimate where").
 
     Examples
     --------
-    >>> full_scale_plan(100.0, 4000), full_scale_plan(200.0, 100_000), full_scale_plan(1500.0, 100_000)
-    ((1000, 32), (414, 0), None)
-    >>> full_scale_plan(8000.0, 100_000)
-    (414, 32)
+    >>> full_scale_plan(100.0, 4000), full_scale_plan(2000.0, 20_000), full_scale_plan(700.0, 32_768)
+    ((334, 32), (1667, 32), (2048, 64))
+    >>> full_scale_plan(200.0, 100_000), full_scale_plan(1500.0, 100_000), full_scale_plan(8000.0, 100_000)
+    ((414, 0), None, (414, 32))
     """
-    m, mean = pivots_for(n), effective_dimension / n
-    if mean >= NEIGHBOURS_LEVERAGE or (mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * m):
-        return m, NEIGHBOURS
+    mean = effective_dimension / n
+    if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
+        m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT)))
+        return m, NEIGHBOURS if n <= DENSE_ROWS_PER_PIVOT * m else 2 * NEIGHBOURS
+    if mean >= NEIGHBOURS_LEVERAGE:
+        return pivots_for(n), NEIGHBOURS
     if effective_dimension <= LOW_RANK:
-        return m, 0
+        return pivots_for(n), 0
     return None
 
 
@@ -306,14 +329,18 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
 
     near_field = NearField(spec, factor, chol, gamma, kept)
     if k and left > 0:
-        # per row of a block: its share of the kernel and factor rows of the block's ~3b distinct
-        # rows (unless kept), its (k+1) gathered factor rows twice, and (k+1)^2 pairwise gaps
-        # (d each) and matrices (~12); the kept rows take another quarter of the budget
-        per_block_row = (0.0 if kept is not None else 3 * per_row) + (k + 1) * 16.0 * root.shape[1] \
-            + (k + 1) ** 2 * (8.0 * (X.shape[1] + 12))
-        leverage = backend.map_near(near_leverage, X, k, spec.rescale, backend.share(near_field),
-                                    bytes_per_row=per_block_row, memory_budget=quarter, verbose=verbose,
-                                    desc="full-scale near field")
+        # a group's block: (u, rank) factor rows twice and about six u x u matrices, in a quarter of
+        # the budget per thread; per row handed over: its near block's points and ids, and (unless
+        # kept) the kernel and factor rows of about three distinct rows of the blocks
+        per_block_row = (k + 1) * 8.0 * (X.shape[1] + 2) + (0.0 if kept is not None else 3 * per_row)
+        block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
+                             quarter / max_threads() / (32.0 * root.shape[1])))
+        rows_at_once = max(1, int(min(quarter / max_threads(), MAX_BLOCK_BYTES) // per_block_row))
+        groups = PivotGroups(pivot_rows, spec.rescale)
+        leverage = backend.map_near(near_leverage, X, k, spec.rescale, groups, backend.share(near_field),
+                                    GROUP_ROWS, max(block_rows, k + 1), rows_at_once,
+                                    bytes_per_row=per_block_row, memory_budget=quarter,
+                                    verbose=verbose, desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
         tail = TailVariance(spec.unit, reg, dim, tuple(float(v) for v in backend.compute(
             density.min(), density.max()))) if left > 0 else unlearned

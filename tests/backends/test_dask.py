@@ -142,23 +142,24 @@ def _normal(n, d):
 
 # the default (algorithm="auto") on each of its paths, 3-D and 8-D: (design, kernel, reg, path)
 DEFAULTS = {
-    "3d-density": (lambda: _normal(20_000, 3), Matern(1.0, nu=1.5), 20_000**-1.0, "density"),
+    # the density scores where the middle regime has more rows than dense pivots serve (32 768)
+    "3d-density": (lambda: _normal(40_000, 3), Matern(1.0, nu=1.5), 40_000**-1.0, "density"),
     "3d-tail": (lambda: _normal(20_000, 3), Matern(2.0, nu=2.5), 20_000**-0.5, "tail"),
     "3d-neighbours": (lambda: _normal(8000, 3), Matern(0.2, nu=0.5), 8000**-1.0, "neighbours"),
     "3d-bimodal": (lambda: make_bimodal(20_000, 3, random_state=0), Matern(0.5, nu=1.5), 20_000**-0.75,
                    "tail"),  # the design of issue 37
-    "8d-density": (lambda: _normal(20_000, 8), Matern(3.0, nu=1.5), 20_000**-1.0, "density"),
+    "8d-density": (lambda: _normal(40_000, 8), Matern(3.0, nu=1.5), 40_000**-1.0, "density"),
     "8d-tail": (lambda: _normal(8000, 8), RBF(4.0), 1e-3, "tail"),
     "8d-neighbours": (lambda: _normal(8000, 8), Matern(2.0, nu=1.5), 1e-3, "neighbours"),
 }
 
 
-def _default_fit(X, kernel, reg, caplog) -> tuple[SpectralLeverage, str]:
+def _default_fit(X, kernel, reg, caplog, **params) -> tuple[SpectralLeverage, str]:
     """The default fit and its path: the density scores, or the full-scale leverage with the tail
     integral (0 neighbours) or with neighbours, as the fit logs it."""
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="spectral_leverage.spectral.full_scale"):
-        fitted = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+        fitted = SpectralLeverage(kernel, reg, random_state=0, **params).fit(X)
     found = re.findall(r"full-scale leverage: \d+ pivots \(rank \d+\), (\d+) neighbours", caplog.text)
     if fitted.algorithm_ == "density":
         return fitted, "density"
@@ -180,6 +181,23 @@ def test_default_scores_equal_on_every_path(client, case, caplog):
     assert isinstance(dist.scores_, da.Array) and dist.scores_.numblocks == (5,)
     np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
     np.testing.assert_array_equal(dist.sample(500, random_state=1), local.sample(500, random_state=1))
+
+
+def test_neighbours_over_several_cells_equal(client, caplog, monkeypatch):
+    """With a memory budget that splits the rows into several cells of space, the near blocks on Dask
+    (each cell with the halo rows of its neighbouring cells) give the in-memory scores."""
+    from spectral_leverage.backends import _cells
+
+    made = []
+    build = _cells.Cells.from_sample
+    monkeypatch.setattr(_cells.Cells, "from_sample", lambda *a: made.append(build(*a)) or made[-1])
+    X = _normal(4000, 3)
+    kernel, reg, budget = Matern(0.2, nu=0.5), 4000**-1.0, 2**24
+    local, local_path = _default_fit(X, kernel, reg, caplog, memory_budget=budget)
+    dist, dist_path = _default_fit(da.from_array(X, chunks=(900, 3)), kernel, reg, caplog,
+                                   memory_budget=budget)
+    assert local_path == dist_path == "neighbours" and made[0].count >= 4
+    np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
 
 
 def test_forced_full_scale_equal(client, caplog):
@@ -352,7 +370,8 @@ def test_passes_over_the_data(caplog):
     """The passes over X and y that scaling.md and the backend's docstring state, counted as reads of
     X's chunks (each pass needs the result of the one before, so none can be fused): the density
     scores, and the default on each of its paths (the full-scale leverage adds three: the pivots'
-    subsample, the far field, the tail integral or the near blocks)."""
+    subsample, the far field, the tail integral; four with neighbours: the rows the cells of space
+    are split from and the near blocks in place of the tail integral)."""
     counts = {"X": 0, "y": 0}
     lock = threading.Lock()
 
@@ -389,10 +408,10 @@ def test_passes_over_the_data(caplog):
     assert passes == {
         ("binned", "density"): 3, ("binned", "sample"): 0,
         ("binned", "default", "tail"): 6, ("binned", "default", "sample"): 0,
-        ("binned", "rough", "neighbours"): 6, ("binned", "rough", "sample"): 0,
+        ("binned", "rough", "neighbours"): 7, ("binned", "rough", "sample"): 0,
         ("binned", "NystromKRR.fit"): (8, 1),
         ("tree", "density"): 2, ("tree", "sample"): 0,
         # the pivots leave the residual most of the ridge degrees of freedom: the density scores
         ("tree", "default", "density"): 3, ("tree", "default", "sample"): 0,
-        ("tree", "rough", "neighbours"): 5, ("tree", "rough", "sample"): 0,
+        ("tree", "rough", "neighbours"): 6, ("tree", "rough", "sample"): 0,
         ("tree", "NystromKRR.fit"): (5, 1)}

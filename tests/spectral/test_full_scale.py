@@ -10,11 +10,14 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
+from spectral_leverage.spectral._conditional import split_group
 from spectral_leverage.spectral.full_scale import (
     full_scale_leverage,
     full_scale_plan,
@@ -105,12 +108,10 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
     holds most of them the tail integral stands."""
     def scores(X, kernel, reg, max_pivots, forced=False):
         density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
-        with mock.patch("spectral_leverage.spectral.full_scale.pivots_for", return_value=max_pivots):
-            plan = full_scale_plan(density.effective_dimension_, len(X)) or (max_pivots, 0)
-            return full_scale_scores(X, kernel, parse_kernel(kernel), reg, density.scores_,
-                                     unit_density(X, kernel), X.shape[1], plan=plan, forced=forced,
-                                     max_samples=None, memory_budget=2**28,
-                                     rng=np.random.default_rng(0)), density.scores_ / 1.0
+        return full_scale_scores(X, kernel, parse_kernel(kernel), reg, density.scores_,
+                                 unit_density(X, kernel), X.shape[1], plan=(max_pivots, 0), forced=forced,
+                                 max_samples=None, memory_budget=2**28,
+                                 rng=np.random.default_rng(0)), density.scores_ / 1.0
 
     rng = np.random.default_rng(7)
     rough, reg = Matern(0.3, nu=0.5), 1e-2
@@ -211,29 +212,44 @@ def test_deterministic_under_random_state(X):
 
 
 def test_the_regime_rule():
-    # few rows per window: pivots and neighbours, where the pivots are dense (n = 4000: 4 rows per
-    # pivot; n = 16 384: 16) or each window lies within half the neighbours
-    assert full_scale_plan(100.0, 4000) == (1000, 32) and full_scale_plan(3000.0, 4000) == (1000, 32)
-    assert full_scale_plan(600.0, 16_384) == (1024, 32) and full_scale_plan(600.0, 16_385) is None
-    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(2000.0, 20_000) == (926, 32)
+    # few rows per window up to 32 768 rows: dense pivots (12 rows each, at most 2048; then 16 rows
+    # each with twice the neighbours) and the near blocks of the rows nearest each pivot
+    assert full_scale_plan(100.0, 4000) == (334, 32) and full_scale_plan(3000.0, 4000) == (334, 32)
+    assert full_scale_plan(600.0, 16_384) == (1366, 32) and full_scale_plan(2000.0, 20_000) == (1667, 32)
+    assert full_scale_plan(700.0, 32_768) == (2048, 64) and full_scale_plan(700.0, 32_769) is None
+    # past that, where each window lies within half the neighbours, the cost-bounded pivots
+    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(3000.0, 32_769) == (724, 32)
     # the low-rank end: pivots and the tail integral
     assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
     # ... up to d_eff 512 (the factor's own count then decides), whatever pivots the cost bound allows
     assert full_scale_plan(500.0, 10**6) == (131, 0) and full_scale_plan(600.0, 10**6) is None
     # between: the density formula (many rows per window, more degrees of freedom than pivots)
-    assert full_scale_plan(800.0, 20_000) is None and full_scale_plan(5000.0, 10**6) is None
+    assert full_scale_plan(800.0, 40_000) is None and full_scale_plan(5000.0, 10**6) is None
     # the pivots' far-field work n m^2 stays bounded, m never under 64 nor (past 256 rows) over n/4
     for n in (10**3, 4000, 8000, 10**5, 10**6, 10**8):
         assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= min(2048, n // 4)
 
 
+def test_a_group_conditions_each_row_on_more_than_its_own_neighbours(X):
+    """Sharing the block of the rows nearest a pivot (their rows and neighbours) brings the scores
+    closer to exact ones than each row's own k nearest alone (groups of one row), with few pivots."""
+    kernel, reg = Matern(0.5, nu=1.5), N ** -1.0
+    exact = exact_leverage(X, kernel, reg)
+    shared, _ = full_scale(X, kernel, reg, max_pivots=60, n_neighbors=8)
+    with mock.patch("spectral_leverage.spectral.full_scale.GROUP_ROWS", 1):
+        alone, _ = full_scale(X, kernel, reg, max_pivots=60, n_neighbors=8)
+    worst = [np.quantile(np.abs(np.log(v / exact)), 0.95) for v in (shared, alone)]
+    assert worst[0] < 0.5 * worst[1], worst
+
+
 def test_auto_refines_outside_the_density_regime_and_keeps_the_density_scores_inside():
     rng = np.random.default_rng(4)
-    X = rng.uniform(size=(20_000, 2))
+    X = rng.uniform(size=(40_000, 2))
     kernel = Matern(0.1, nu=1.5)
-    middle = SpectralLeverage(kernel, 20_000 ** -1.0, random_state=0).fit(X)
-    density = SpectralLeverage(kernel, 20_000 ** -1.0, algorithm="density", random_state=0).fit(X)
-    assert middle.algorithm_ == "density"  # d_eff ≈ 550: over 512, mean leverage under 1/16
+    middle = SpectralLeverage(kernel, 40_000 ** -1.0, random_state=0).fit(X)
+    density = SpectralLeverage(kernel, 40_000 ** -1.0, algorithm="density", random_state=0).fit(X)
+    # d_eff ≈ 1100: over 512, mean leverage under 1/16, more rows than dense pivots serve
+    assert middle.algorithm_ == "density"
     np.testing.assert_array_equal(middle.scores_, density.scores_)
     wide = SpectralLeverage(RBF(1.0), 1e-3, random_state=0).fit(X[:2000])
     assert wide.algorithm_ == "full-scale"
@@ -318,3 +334,28 @@ def test_one_far_row_leaves_the_full_scale_scores_of_the_others(kernel, reg_powe
     assert alone.algorithm_ == beside.algorithm_ == "full-scale"
     ratio = beside.scores_[:n] / alone.scores_
     assert 0.99 <= np.percentile(ratio, 5) and np.percentile(ratio, 95) <= 1.01
+
+
+@given(st.integers(1, 120), st.integers(1, 40), st.integers(2, 200), st.integers(0, 2**32 - 1))
+def test_a_group_splits_into_parts_within_both_bounds(size, group_rows, block_rows, seed):
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(size, 3))
+    near = rng.integers(0, 3 * size, size=(size, 5))
+    near[:, 0] = np.arange(size)
+    parts = split_group(np.arange(size), points, near, group_rows, block_rows)
+    assert np.array_equal(np.sort(np.concatenate(parts)), np.arange(size))
+    for part in parts:
+        assert len(part) == 1 or (len(part) <= group_rows and len(np.unique(near[part])) <= block_rows)
+    # the same rows in the same order give the same parts (on every backend)
+    again = split_group(np.arange(size), points, near, group_rows, block_rows)
+    assert all(np.array_equal(a, b) for a, b in zip(parts, again, strict=True))
+
+
+def test_factor_rows_made_for_any_number_of_parts_at_once_give_the_same_scores(X):
+    """Where the factor rows are not kept, they are made for a few parts of the groups at a time:
+    one part at a time gives the same scores as many."""
+    kernel, reg = Matern(0.3, nu=0.5), N ** -1.0
+    many, _ = full_scale(X, kernel, reg, max_pivots=100, memory_budget=2**23)
+    with mock.patch("spectral_leverage.spectral.full_scale.MAX_BLOCK_BYTES", 1):
+        one, _ = full_scale(X, kernel, reg, max_pivots=100, memory_budget=2**23)
+    np.testing.assert_allclose(one, many, rtol=1e-10)
