@@ -34,7 +34,19 @@ import numpy as np
 
 from .._blocks import in_task
 from .._validation import check_target
-from . import _cells
+from ._cells import (
+    Cells,
+    GroupCells,
+    gather_cell,
+    halo,
+    in_reach,
+    near_cell,
+    place,
+    rows_per_cell,
+    sample_rows,
+    split_chunk,
+    split_result,
+)
 from ._inverse_cdf import SEGMENT, locate, segment_totals, split_draws
 
 name = "dask"
@@ -201,12 +213,12 @@ def map_near(func, X: da.Array, k: int, rescale, groups, *args, bytes_per_row: f
     ``8 (d + 2)`` bytes a row on the cluster) until the cells' near blocks are done; the result goes
     back to X's row chunks. No progress bars inside the tasks (``verbose``)."""
     n, d = X.shape
-    target = -(-n // _cells.rows_per_cell(k, d, memory_budget))
-    cells = _cells.Cells.from_sample(rescale(X[_cells.sample_rows(n, target)].compute()), target)
-    where = share(_cells.GroupCells(cells, groups, rescale))
-    split = dask.delayed(_as_task(_cells.split_chunk), nout=cells.count)
-    gather, reaching, halo, near = (dask.delayed(_as_task(task)) for task in (
-        _cells.gather_cell, _cells.in_reach, _cells.halo, _cells.near_cell))
+    target = -(-n // rows_per_cell(k, d, memory_budget))
+    cells = Cells.from_sample(rescale(X[sample_rows(n, target)].compute()), target)
+    where = share(GroupCells(cells, groups, rescale))
+    split = dask.delayed(_as_task(split_chunk), nout=cells.count)
+    gather, reaching, lend, near = (dask.delayed(_as_task(task)) for task in (
+        gather_cell, in_reach, halo, near_cell))
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0][:-1])]).astype(int)
     pieces = [split(block, int(offset), cells.count, where)
               for block, offset in zip(X.to_delayed().ravel(), offsets, strict=True)]
@@ -217,10 +229,10 @@ def map_near(func, X: da.Array, k: int, rescale, groups, *args, bytes_per_row: f
     others = dask.compute(*[reaching(i, gathered[c], low, high, rescale) for i, c in enumerate(held)])
     results = []
     for i, c in enumerate(held):
-        halos = [halo(gathered[c], gathered[held[o]], low[o], high[o], k, rescale) for o in others[i]]
+        halos = [lend(gathered[c], gathered[held[o]], low[o], high[o], k, rescale) for o in others[i]]
         values = near(gathered[c], halos, k, rescale, groups, (bytes_per_row, memory_budget / 2), func, *args)
-        results.append(dask.delayed(_cells.split_result, nout=len(offsets))(values, offsets))
-    out = [da.from_delayed(dask.delayed(_cells.place)(int(offset), size, [r[b] for r in results]),
+        results.append(dask.delayed(split_result, nout=len(offsets))(values, offsets))
+    out = [da.from_delayed(dask.delayed(place)(int(offset), size, [r[b] for r in results]),
                            shape=(size,), dtype=float, meta=np.empty(0))
            for b, (offset, size) in enumerate(zip(offsets, X.chunks[0], strict=True))]
     # persisted while the cells are held here: a distributed client releases persisted data with
