@@ -1,9 +1,11 @@
 r"""Exact ridge leverage scores, :math:`O(n^3)` time and :math:`O(n^2)` memory (validation only).
 
 :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii} = 1 - n\lambda\,[(K + n\lambda I)^{-1}]_{ii}`, the
-diagonal of the inverse taken from a Cholesky factor computed in place (LAPACK ``potrf`` and
-``potri``), so one :math:`n \times n` matrix is the whole memory cost (the kernel is filled into it
-by blocks of columns, so its temporaries stay within the memory budget too).
+diagonal of the inverse taken from a Cholesky factor L computed in place (LAPACK ``potrf``) and
+inverted in place (``trtri``): entry i is the squared norm of column i of :math:`L^{-1}`, a third
+less work than forming the whole inverse (``potri``). One :math:`n \times n` matrix is the whole
+memory cost (the kernel is filled into it by blocks of columns, so its temporaries stay within the
+memory budget too).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
@@ -34,6 +36,19 @@ __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
 MAX_EXACT_SAMPLES = 30_000
 #: leverage below which 1 - nλ[(K + nλI)^{-1}]_ii has lost its digits to cancellation
 CANCELLATION = 1e-6
+
+
+def inverse_diagonal(root: np.ndarray, block: int = 256) -> np.ndarray:
+    """diag((L L^T)^{-1}) from ``root`` = L^{-1} in its lower triangle (the upper one is ignored):
+    entry j is the squared norm of column j of L^{-1}, summed by blocks of columns."""
+    n = root.shape[0]
+    out = np.empty(n)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        squares = root[start:, start:stop] ** 2
+        squares[: stop - start] = np.tril(squares[: stop - start])
+        out[start:stop] = squares.sum(axis=0)
+    return out
 
 
 def exact_leverage(X, kernel, reg: float, *, force: bool = False,
@@ -95,14 +110,16 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     chol, info = lapack.dpotrf(A, lower=True, overwrite_a=True)
     if info != 0:
         raise indefinite_kernel_error(f"Cholesky of K + nλI failed (LAPACK info={info})")
-    inv, info = lapack.dpotri(chol, lower=True, overwrite_c=True)
+    root, info = lapack.dtrtri(chol, lower=True, overwrite_c=True)
     if info != 0:
-        raise np.linalg.LinAlgError(f"inverse from Cholesky failed (LAPACK info={info}).")
-    leverage = 1.0 - n * reg * np.diag(inv)
+        raise np.linalg.LinAlgError(f"inverse of the Cholesky factor failed (LAPACK info={info}).")
+    leverage = 1.0 - n * reg * inverse_diagonal(root)
     # where nλ dwarfs k(0), 1 - nλ[(K + nλI)^{-1}]_ii cancels to rounding noise (even below 0): there
-    # l_i = Σ_j [(K + nλI)^{-1}]_ij K_ij, from the lower triangle dpotri leaves and one kernel row
+    # l_i = Σ_j [(K + nλI)^{-1}]_ij K_ij, row i of the inverse being L^{-T} L^{-1} e_i (one trmv)
     for i in np.flatnonzero(leverage < CANCELLATION):
-        row = np.concatenate([inv[i, : i + 1], inv[i + 1 :, i]])
+        unit = np.zeros(n)
+        unit[i:] = root[i:, i]
+        row = blas.dtrmv(root, unit, lower=True, trans=True)
         k_row = kernel(X[i : i + 1], X)[0]
         k_row[i] = diagonal[i]
         leverage[i] = row @ k_row

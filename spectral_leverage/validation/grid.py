@@ -177,14 +177,15 @@ def hyperparameter_grid(datasets: list[DataSet], *, n: int = 4000, kernels=GRID_
 
 def cached_exact_scores(X: np.ndarray, kernel, reg: float, cache, name: str) -> np.ndarray:
     """n · exact leverage of X, from ``cache`` (a folder, or None) when it holds them for these rows
-    (the file ``<name>_<n>_<hash of X>.npy``), else computed and written there."""
+    (the file ``<name>_<n>_<hash of X>.npy``), else computed and written there (beyond 30 000 rows
+    too: the caller chose n, and the n×n matrix is the point of the check)."""
     if cache is None:
-        return X.shape[0] * exact_leverage(X, kernel, reg)
+        return X.shape[0] * exact_leverage(X, kernel, reg, force=True)
     rows = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
     path = Path(cache) / f"{name}_{X.shape[0]}_{rows}.npy"
     if path.is_file():
         return np.load(path)
-    exact = X.shape[0] * exact_leverage(X, kernel, reg)
+    exact = X.shape[0] * exact_leverage(X, kernel, reg, force=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(str(path), lambda file: np.save(file, exact))
     return exact
