@@ -234,7 +234,7 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     pivots, rows, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
                                                     max_samples=max_samples, memory_budget=memory_budget,
                                                     rng=rng, take=backend_for(X).take)
-    if not neighbours and (left > captured or (left > 0 and _tail_too_large(left / (captured + left), dim))):
+    if not neighbours and (left > captured or _tail_too_large(captured, left, dim)):
         if n <= ROWS_PER_PIVOT * len(pivots):
             neighbours = NEIGHBOURS
         elif left > captured and not forced:
@@ -351,25 +351,32 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
             density.min(), density.max()))) if left > 0 else unlearned
         leverage = backend.map_rows(tail_leverage, X, density[:, None], backend.share((near_field, tail)),
                                     per_row, quarter, verbose)
-        _warn_if_tail_in_high_dimension(left / (captured + left) if left > 0 else 0.0, dim)
+        _warn_if_tail_in_high_dimension(captured, left, dim)
     return leverage, pivots
 
 
-def _tail_too_large(share: float, dim: float) -> bool:
+def _tail_share(captured: float, left: float) -> float:
+    """The share of the ridge degrees of freedom the pivots leave to the tail integral (the
+    factor's ``captured``, the residual's ``left``; 0 where nothing is left)."""
+    return left / (captured + left) if left > 0 else 0.0
+
+
+def _tail_too_large(captured: float, left: float, dim: float) -> bool:
     """Whether the tail integral would learn too much: more than :data:`HIGH_DIM_TAIL_SHARE` of
     the ridge degrees of freedom left to it in :data:`HIGH_DIM` or more dimensions."""
-    return dim >= HIGH_DIM and share > HIGH_DIM_TAIL_SHARE
+    return dim >= HIGH_DIM and _tail_share(captured, left) > HIGH_DIM_TAIL_SHARE
 
 
-def _warn_if_tail_in_high_dimension(share: float, dim: float) -> None:
+def _warn_if_tail_in_high_dimension(captured: float, left: float, dim: float) -> None:
     """Warn where the pivots leave more than :data:`HIGH_DIM_TAIL_SHARE` of the ridge degrees of
     freedom (the residual's, counted as unlearned) to the tail integral in :data:`HIGH_DIM` or more
     dimensions: there its kernel density estimate learns too much of the residual, and the scores
     fall short of exact ones by about 0.8 times that share."""
-    if _tail_too_large(share, dim):
+    if _tail_too_large(captured, left, dim):
         warnings.warn(
-            f"the pivots leave {share:.0%} of the ridge degrees of freedom to the tail integral, which "
-            f"reads a kernel density estimate in d' = {dim:.3g} dimensions; there the scores have "
+            f"the pivots leave {_tail_share(captured, left):.0%} of the ridge degrees of freedom to the "
+            f"tail integral, which reads a kernel density estimate in d' = {dim:.3g} dimensions; there "
+            "the scores have "
             "measured short of exact ones by about 0.8 times that share (standard normal rows, n = 4000, "
             "RBF at length_scale sqrt(d): 0.90x the exact effective dimension at 18 % in d = 8, 0.71x at "
             "41 % in d = 12, 0.66x at 42 % in d = 20; the lowest rows 0.5x). Check a subsample against "
