@@ -1,22 +1,23 @@
 """The middle regime: the default against exact scores at one n, with where its misses lie.
 
     python validation/middle_table.py [--n 8000] [--data casp,normal8,ccpp]
-        [--cells matern1.5:0.5,...] [--variants 1024/32,2048/32] [--cache DIR]
+        [--cells matern1.5:0.5,...] [--reg-exponents 1] [--variants 1024/32,2048/32] [--cache DIR]
 
 For each data set (``normal<d>``: standard normal in d dimensions, seed 0; a name: that CSV of
-``../shared/data``, standardised, n rows drawn with seed 0) and cell ``family:ℓ`` at λ = 1/n it
-prints the plan (``full_scale_plan``) and path of the default, R-ACC's 5th/95th percentiles and
-the effective-dimension ratio of the default and of the density formula, the share of rows over
-1.15, the default's mean ratio to exact by exact-leverage decile group (lowest tenth, 10-50 %,
-50-90 %, top tenth), the correlation of the log ratio with the log distance to the 32nd neighbour
-(in length scales) and the fit's seconds; then each ``--variants`` plan (pivots/neighbours)
-forced. Exact scores cost an n×n Cholesky factorisation (about 20 s at n = 8000 on one core);
-``--cache`` keeps them.
+``../shared/data``, standardised, n rows drawn with seed 0), cell ``family:ℓ`` and λ = n^-a (a in
+``--reg-exponents``, 1 by default) it prints the plan (``full_scale_plan``) and path of the
+default, R-ACC's 5th/95th percentiles and the effective-dimension ratio of the default and of the
+density formula, the share of rows over 1.15, the default's mean ratio to exact by exact-leverage
+decile group (lowest tenth, 10-50 %, 50-90 %, top tenth), the correlation of the log ratio with
+the log distance to the 32nd neighbour (in length scales) and the fit's wall and process CPU
+seconds; then each ``--variants`` plan (pivots/neighbours) forced. Exact scores cost an n×n
+Cholesky factorisation (about 20 s at n = 8000 on one core); ``--cache`` keeps them.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 import warnings
 from pathlib import Path
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=8000)
     parser.add_argument("--data", default="casp,normal8,ccpp")
     parser.add_argument("--cells", default=CELLS)
+    parser.add_argument("--reg-exponents", default="1")
     parser.add_argument("--variants", default="")
     shared = Path(__file__).resolve().parents[2] / "shared" / "data"
     parser.add_argument("--shared", type=Path, default=shared)
@@ -55,13 +57,13 @@ def main() -> None:
     for name in args.data.split(","):
         X = data(name, args.n, args.shared)
         n = X.shape[0]
-        for cell in args.cells.split(","):
+        for cell, a in itertools.product(args.cells.split(","), map(float, args.reg_exponents.split(","))):
             family, ell = cell.split(":")
-            kernel, reg = make_kernel(family, float(ell)), 1.0 / n
-            exact = cached_exact_scores(X, kernel, reg, args.cache, f"{name}_{family}_{ell}_1")
-            start = time.perf_counter()
+            kernel, reg = make_kernel(family, float(ell)), n**-a
+            exact = cached_exact_scores(X, kernel, reg, args.cache, f"{name}_{family}_{ell}_{a:g}")
+            start, cpu = time.perf_counter(), time.process_time()
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
-            seconds = time.perf_counter() - start
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
             plan = full_scale.full_scale_plan(density.effective_dimension_, n)
             ratio = default.scores_ / exact
@@ -70,12 +72,13 @@ def main() -> None:
             reach = KDTree(X / float(ell)).query(X / float(ell), k=33)[0][:, -1]
             corr = np.corrcoef(np.log(ratio), np.log(reach))[0, 1]
             over = np.mean(ratio > 1.15)
-            print(f"{name} d={X.shape[1]} {family} l={ell} mean leverage {exact.mean() / n:.3f} "
+            print(f"{name} d={X.shape[1]} {family} l={ell} lambda=n^-{a:g} "
+                  f"mean leverage {exact.mean() / n:.3f} "
                   f"plan {plan} -> {default.algorithm_} "
                   f"{cell_text(score_accuracy(default.scores_, exact))}; density "
                   f"{cell_text(score_accuracy(density.scores_, exact))}; over 1.15 {over:.3f}; "
                   f"by exact-leverage group {by_group}; corr(log ratio, log reach) {corr:.2f}; "
-                  f"{seconds:.1f} s", flush=True)
+                  f"{seconds:.1f} s ({cpu:.1f} CPU s)", flush=True)
             for variant in variants:
                 start = time.perf_counter()
                 with mock.patch.object(leverage, "full_scale_plan", return_value=variant):
