@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "spectral_leverage"
 #: floor of each top-level module or subpackage; an import may go to the same floor only inside
 #: one subpackage, never between two different units of one floor
 FLOORS = {
-    "_validation": 0, "_blocks": 0, "_atomic": 0,
+    "_validation": 0, "_blocks": 0, "_atomic": 0, "_spd": 0,
     "kernels": 1, "metrics": 1, "datasets": 1, "io": 1, "pivoted_cholesky": 1, "ridge_gcv": 1,
     "backends": 2,
     "base": 3, "density": 3,

@@ -17,6 +17,7 @@ from scipy.linalg import blas, lapack
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
+from .._spd import inverse_diagonal
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
@@ -36,19 +37,6 @@ __all__ = ["MAX_EXACT_SAMPLES", "ExactLeverage", "exact_leverage"]
 MAX_EXACT_SAMPLES = 30_000
 #: leverage below which 1 - nλ[(K + nλI)^{-1}]_ii has lost its digits to cancellation
 CANCELLATION = 1e-6
-
-
-def inverse_diagonal(root: np.ndarray, block: int = 256) -> np.ndarray:
-    """diag((L L^T)^{-1}) from ``root`` = L^{-1} in its lower triangle (the upper one is ignored):
-    entry j is the squared norm of column j of L^{-1}, summed by blocks of columns."""
-    n = root.shape[0]
-    out = np.empty(n)
-    for start in range(0, n, block):
-        stop = min(start + block, n)
-        squares = root[start:, start:stop] ** 2
-        squares[: stop - start] = np.tril(squares[: stop - start])
-        out[start:stop] = squares.sum(axis=0)
-    return out
 
 
 def exact_leverage(X, kernel, reg: float, *, force: bool = False,

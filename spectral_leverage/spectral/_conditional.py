@@ -11,6 +11,7 @@ import scipy.linalg
 from pykdtree.kdtree import KDTree
 
 from .._blocks import progress, row_chunks
+from .._spd import spd_inverse, trailing_inverse_diagonal
 
 __all__ = [
     "Factor",
@@ -81,20 +82,27 @@ class NearField:
         r"""Leverage of the rows ``members`` (positions in the block) of a block of distinct rows at
         ``points`` (u, d), of factor rows ``F_U`` and ``G_U`` (:meth:`factor_rows`), each given all
         the other rows of the block and the far field: with :math:`C` the block's covariance given
-        the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`, one factorisation for all
-        members."""
-        residual = self.factor.residual(points, F_U)
-        S = G_U @ G_U.T
-        W = -S
-        diagonal = np.arange(len(points))
-        W[diagonal, diagonal] += residual + self.gamma
-        C = self.factor.kernel(points) - F_U @ F_U.T + S + S @ np.linalg.solve(W, S)  # R_UU + ...
-        prior = np.maximum(C[members, members], 1e-300)
-        C[diagonal, diagonal] += self.gamma
-        unit = np.zeros((len(points), len(members)))
-        unit[members, np.arange(len(members))] = 1.0
-        precision = np.linalg.solve(C, unit)[members, np.arange(len(members))]
-        variance = np.clip(1.0 / precision - self.gamma, 1e-300, prior)
+        the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
+
+        With :math:`D = \mathrm{diag}(r_{UU} + \gamma)` and :math:`W = D - S_U`,
+        :math:`S_U + S_U W^{-1} S_U = D W^{-1} D - D`, so
+        :math:`C + \gamma I = R_{UU} - \mathrm{diag}(r_{UU}) + D W^{-1} D`: two Cholesky
+        factorisations and the inverse of one (:mod:`spectral_leverage._spd`; the members placed last,
+        their diagonal needs only its trailing block), about a third of the work of LU solves."""
+        rest = np.ones(len(points), dtype=bool)
+        rest[members] = False
+        order = np.concatenate([np.flatnonzero(rest), members])
+        points, F_U, G_U = points[order], F_U[order], G_U[order]
+        noise = self.factor.residual(points, F_U) + self.gamma
+        W = -(G_U @ G_U.T)
+        diagonal = np.diag_indices(len(points))
+        W[diagonal] += noise
+        covariance = self.factor.kernel(points) - F_U @ F_U.T  # R_UU, then C + gamma I
+        covariance[diagonal] = 0.0
+        covariance += spd_inverse(W) * noise[:, None] * noise[None, :]
+        c = len(members)
+        prior = np.maximum(covariance[diagonal][-c:] - self.gamma, 1e-300)
+        variance = np.clip(1.0 / trailing_inverse_diagonal(covariance, c) - self.gamma, 1e-300, prior)
         return variance / (variance + self.gamma)
 
 
