@@ -11,7 +11,7 @@ import scipy.linalg
 from pykdtree.kdtree import KDTree
 
 from .._blocks import progress, row_chunks
-from .._spd import spd_inverse, trailing_inverse_diagonal
+from .._spd import spd_inverse_lower, trailing_inverse_diagonal
 
 __all__ = [
     "Factor",
@@ -97,9 +97,9 @@ class NearField:
         W = -(G_U @ G_U.T)
         diagonal = np.diag_indices(len(points))
         W[diagonal] += noise
-        covariance = self.factor.kernel(points) - F_U @ F_U.T  # R_UU, then C + gamma I
+        covariance = self.factor.kernel(points) - F_U @ F_U.T  # R_UU, then C + gamma I (lower triangle)
         covariance[diagonal] = 0.0
-        covariance += spd_inverse(W) * noise[:, None] * noise[None, :]
+        covariance += spd_inverse_lower(W) * noise[:, None] * noise[None, :]
         c = len(members)
         prior = np.maximum(covariance[diagonal][-c:] - self.gamma, 1e-300)
         variance = np.clip(1.0 / trailing_inverse_diagonal(covariance, c) - self.gamma, 1e-300, prior)

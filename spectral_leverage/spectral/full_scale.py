@@ -100,7 +100,7 @@ from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
 from ._conditional import Factor, NearField, PivotGroups, far_field, near_leverage, tail_leverage, unlearned
 from .tail import TailVariance
 
-__all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "pivots_for"]
+__all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "near_neighbours", "pivots_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -143,8 +143,14 @@ HIGH_DIM_TAIL_SHARE = 0.1
 ROWS_PER_PIVOT = NEIGHBOURS // 2
 #: ... and the near blocks of the rows nearest each pivot resolve it where it is at most this many
 #: (CASP, n = 20 000, RBF at ℓ = 0.5, λ = 1/n, mean leverage 0.08: 16 rows a pivot read 0.94/1.21
-#: against exact scores, 0.96/1.13 with 64 neighbours, 12 rows a pivot 0.95/1.15).
+#: against exact scores, 0.96/1.13 with 64 neighbours, 12 rows a pivot 0.95/1.15) ...
 DENSE_ROWS_PER_PIVOT = 12
+#: ... with :data:`NEIGHBOURS` for every this many rows of that reach (:func:`near_neighbours`): as n
+#: grows at λ = 1/n the windows hold more rows, and a fixed 32 left the rows of dense regions scored
+#: too high (95th percentiles against exact scores, 32 / 64 neighbours: CASP, RBF at ℓ = 0.5, 1.14 /
+#: 1.08 at n = 8000, 1.17 / 1.10 at 16 000; 8-D standard normal, RBF at ℓ = 1, n = 16 000, 1.15 /
+#: 1.09; at 32 000, 2048 pivots, 64 / 96 neighbours: 1.13 / 1.10).
+REACH_ROWS = 6
 
 
 def pivots_for(n: int) -> int:
@@ -159,17 +165,28 @@ def pivots_for(n: int) -> int:
     return int(min(MAX_PIVOTS, max(64, min(n // 4, np.sqrt(PIVOT_WORK / n)))))
 
 
+def near_neighbours(n: int, m: int) -> int:
+    """Neighbours of each row where m pivots over n rows leave a residual reaching n/m rows:
+    :data:`NEIGHBOURS` for every :data:`REACH_ROWS` of them.
+
+    Examples
+    --------
+    >>> near_neighbours(4000, 334), near_neighbours(32_000, 2048), near_neighbours(16_000, 1036)
+    (64, 96, 96)
+    """
+    return NEIGHBOURS * int(np.ceil(n / (REACH_ROWS * m)))
+
+
 def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | None:
     r"""(pivots, neighbours) of the full-scale leverage where the density formula's scores, of sum
     ``effective_dimension`` over n rows, are out of their regime; None where they are kept.
 
     With :math:`k` = :data:`NEIGHBOURS` and the mean leverage :math:`\bar l = d_\mathrm{eff}/n`:
 
-    * (m, k), dense pivots and neighbours, where the windows hold few rows, :math:`\bar l \ge 1/50`,
-      and n is at most :data:`ROWS_PER_PIVOT` × :data:`MAX_PIVOTS` (32 768): m = n /
-      :data:`DENSE_ROWS_PER_PIVOT` pivots (at most :data:`MAX_PIVOTS`; with 2k neighbours where that
-      leaves more than 12 rows a pivot), so that the near blocks of the rows nearest each pivot
-      span its residual's reach (module docstring);
+    * (m, :func:`near_neighbours` (n, m)), dense pivots and neighbours, where the windows hold few
+      rows, :math:`\bar l \ge 1/50`, and n is at most :data:`ROWS_PER_PIVOT` × :data:`MAX_PIVOTS`
+      (32 768): m = n / :data:`DENSE_ROWS_PER_PIVOT` pivots (at most :data:`MAX_PIVOTS`), so that
+      the near blocks of the rows nearest each pivot span its residual's reach (module docstring);
     * (:func:`pivots_for` (n), k) past that where each window lies within half the neighbours,
       :math:`\bar l \ge 2/k`: the cost-bounded pivots, the neighbours seeing the windows however
       far apart the pivots are;
@@ -189,14 +206,14 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
     Examples
     --------
     >>> full_scale_plan(100.0, 4000), full_scale_plan(2000.0, 20_000), full_scale_plan(700.0, 32_768)
-    ((334, 32), (1667, 32), (2048, 64))
+    ((334, 64), (1667, 64), (2048, 96))
     >>> full_scale_plan(200.0, 100_000), full_scale_plan(1500.0, 100_000), full_scale_plan(8000.0, 100_000)
     ((414, 0), None, (414, 32))
     """
     mean = effective_dimension / n
     if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
         m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT)))
-        return m, NEIGHBOURS if n <= DENSE_ROWS_PER_PIVOT * m else 2 * NEIGHBOURS
+        return m, near_neighbours(n, m)
     if mean >= NEIGHBOURS_LEVERAGE:
         return pivots_for(n), NEIGHBOURS
     if effective_dimension <= LOW_RANK:
@@ -216,8 +233,9 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     With the tail integral planned, the pivots' own count of ridge degrees of freedom
     (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`) decides: where the residual,
     taken as unlearned, holds more of them than the factor, the tail integral would be most of the
-    answer, not a correction. There the rows are conditioned on their neighbours if the pivots are
-    dense (:math:`n/m \le k/2`; the density the tail integral leans on may be wrong where the
+    answer, not a correction. There the rows are conditioned on their neighbours
+    (:func:`near_neighbours`) if the pivots are dense (:math:`n/m \le k/2`, k = :data:`NEIGHBOURS`;
+    the density the tail integral leans on may be wrong where the
     neighbours need none: d = 20, standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density
     formula's d_eff 64 for an exact 303), and the density scores are kept if not (unless
     ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
@@ -236,7 +254,7 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
                                                     rng=rng, take=backend_for(X).take)
     if not neighbours and (left > captured or _tail_too_large(captured, left, dim)):
         if n <= ROWS_PER_PIVOT * len(pivots):
-            neighbours = NEIGHBOURS
+            neighbours = near_neighbours(n, len(pivots))
         elif left > captured and not forced:
             return density_scores, "density"
     leverage, _ = full_scale_leverage(

@@ -22,6 +22,7 @@ from spectral_leverage.spectral.full_scale import (
     full_scale_leverage,
     full_scale_plan,
     full_scale_scores,
+    near_neighbours,
     pivots_for,
 )
 from spectral_leverage.spectral.tail import TailVariance
@@ -117,7 +118,7 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
     rough, reg = Matern(0.3, nu=0.5), 1e-2
     dense = rng.normal(size=(1500, 2))   # 15 rows per pivot
     (fitted, path), _ = scores(dense, rough, reg, 100)
-    neighbours, _ = full_scale(dense, rough, reg, max_pivots=100, n_neighbors=32)
+    neighbours, _ = full_scale(dense, rough, reg, max_pivots=100, n_neighbors=near_neighbours(1500, 100))
     assert path == "full-scale"
     np.testing.assert_allclose(fitted / len(dense), neighbours, rtol=1e-12)
     sparse = rng.normal(size=(3000, 2))  # 30 rows per pivot
@@ -212,11 +213,12 @@ def test_deterministic_under_random_state(X):
 
 
 def test_the_regime_rule():
-    # few rows per window up to 32 768 rows: dense pivots (12 rows each, at most 2048; then 16 rows
-    # each with twice the neighbours) and the near blocks of the rows nearest each pivot
-    assert full_scale_plan(100.0, 4000) == (334, 32) and full_scale_plan(3000.0, 4000) == (334, 32)
-    assert full_scale_plan(600.0, 16_384) == (1366, 32) and full_scale_plan(2000.0, 20_000) == (1667, 32)
-    assert full_scale_plan(700.0, 32_768) == (2048, 64) and full_scale_plan(700.0, 32_769) is None
+    # few rows per window up to 32 768 rows: dense pivots (12 rows each, at most 2048; then up to 16
+    # rows each), 32 neighbours for every 6 rows a pivot's residual reaches, and the near blocks of
+    # the rows nearest each pivot
+    assert full_scale_plan(100.0, 4000) == (334, 64) and full_scale_plan(3000.0, 4000) == (334, 64)
+    assert full_scale_plan(600.0, 16_384) == (1366, 64) and full_scale_plan(2000.0, 20_000) == (1667, 64)
+    assert full_scale_plan(700.0, 32_768) == (2048, 96) and full_scale_plan(700.0, 32_769) is None
     # past that, where each window lies within half the neighbours, the cost-bounded pivots
     assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(3000.0, 32_769) == (724, 32)
     # the low-rank end: pivots and the tail integral
