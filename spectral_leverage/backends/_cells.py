@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._blocks import row_chunks
-from ._neighbours import nearest_in, self_first, whole_groups
+from ._neighbours import label_blocks, nearest_in, self_first
 
 __all__ = ["Cells", "GroupCells", "box_distance", "gather_cell", "halo", "in_reach", "near_cell", "place",
            "rows_per_cell", "sample_rows", "split_by", "split_chunk", "split_result"]
@@ -202,10 +201,8 @@ def near_cell(cell: tuple, halos: list, k: int, rescale, groups, sizes: tuple, f
     near = np.column_stack([ids, found[keep].reshape(b, k)])
     points = np.concatenate([rows[:, None, :], points[keep].reshape(b, k, d)], axis=1)
     labels = groups(rows)
-    order = np.lexsort((ids, labels))
     out = np.empty(b)
-    for part in whole_groups(labels[order], row_chunks(b, *sizes)):
-        block = order[part]
+    for block in label_blocks(labels, ids, *sizes):
         out[block] = func(points[block], near[block], labels[block], *args)
     return ids, out
 

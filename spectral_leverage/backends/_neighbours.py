@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 from pykdtree.kdtree import KDTree
 
-__all__ = ["nearest_in", "self_first", "whole_groups"]
+from .._blocks import row_chunks
+
+__all__ = ["label_blocks", "nearest_in", "self_first", "whole_groups"]
 
 
 def nearest_in(query: np.ndarray, data: np.ndarray, k: int, rescale) -> tuple:
@@ -46,3 +48,12 @@ def whole_groups(labels: np.ndarray, blocks):
         if stop > start:
             yield slice(start, stop)
             start = stop
+
+
+def label_blocks(labels: np.ndarray, ids: np.ndarray, bytes_per_row: float, budget: float) -> list:
+    """Positions of the rows of ``labels``, ordered by label and then by row id ``ids``, in blocks of
+    whole labels (:func:`whole_groups`) of about ``bytes_per_row`` each within ``budget``: the same
+    blocks on every backend for the same rows."""
+    order = np.lexsort((ids, labels))
+    chunks = row_chunks(len(labels), bytes_per_row, budget)
+    return [order[part] for part in whole_groups(labels[order], chunks)]

@@ -10,10 +10,10 @@ import numpy as np
 from pykdtree.kdtree import KDTree
 from sklearn.utils.validation import validate_data
 
-from .._blocks import column_summary, max_threads, on_all_cores, progress, row_chunks
+from .._blocks import column_summary, max_threads, on_all_cores, progress
 from .._validation import check_target
 from ._inverse_cdf import locate, segment_totals, split_draws
-from ._neighbours import self_first, whole_groups
+from ._neighbours import label_blocks, self_first
 
 name = "numpy"
 in_memory = True
@@ -57,14 +57,11 @@ def map_near(func, X: np.ndarray, k: int, rescale, groups, *args, bytes_per_row:
     Z = rescale(X)
     tree = KDTree(Z)
     labels = groups(X)
-    order = np.argsort(labels, kind="stable")
-    blocks = list(whole_groups(labels[order], row_chunks(X.shape[0], bytes_per_row,
-                                                         memory_budget / max_threads())))
+    blocks = label_blocks(labels, np.arange(X.shape[0]), bytes_per_row, memory_budget / max_threads())
     out = np.empty(X.shape[0])
     bar = progress(total=len(blocks), verbose=verbose, desc=desc, unit="block")
 
-    def fill(chunk: slice) -> None:
-        rows = order[chunk]
+    def fill(rows: np.ndarray) -> None:
         _, found = tree.query(Z[rows], k=k + 1)
         found = found.astype(np.intp).reshape(len(rows), k + 1)
         near = np.column_stack([rows, found[self_first(found, rows, k)].reshape(len(rows), k)])

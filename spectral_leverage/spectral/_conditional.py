@@ -158,8 +158,8 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
     and their k nearest (:class:`PivotGroups`, at most ``group_rows`` rows a group and
     ``block_rows`` in its block). The factor rows of the blocks are made once for about
     ``rows_at_once`` rows of consecutive parts (a group larger than that is not held whole)."""
-    change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
-    parts = [part for group in np.split(np.arange(len(near)), change)
+    starts = np.unique(labels, return_index=True)[1]  # labels sorted: where each group starts
+    parts = [part for group in np.split(np.arange(len(near)), starts[1:])
              for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group],
                                      group_rows, block_rows)]
     ends = np.cumsum([len(part) for part in parts])
