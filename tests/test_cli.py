@@ -266,8 +266,10 @@ def previous_output(path):
 def test_sigint_during_write_keeps_previous_output(data_csv, tmp_path, suffix):
     out = tmp_path / f"out{suffix}"
     before = previous_output(out)
-    # a real SIGINT, sent by the process to itself once half the table is written
+    # a real SIGINT, sent by the process to itself once half the table is written (Python's own
+    # handler first: a background job of a non-interactive shell starts with SIGINT ignored)
     code = ("import os, signal, time, pandas\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "def to_csv(self, file, **kwargs):\n"
             "    file.write(b'score,leverage,probability\\n0.9')\n"
             "    os.kill(os.getpid(), signal.SIGINT)\n"

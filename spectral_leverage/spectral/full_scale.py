@@ -353,9 +353,10 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     near_field = NearField(spec, factor, chol, gamma, kept)
     if k and left > 0:
         # a group's block: (u, rank) factor rows twice and about six u x u matrices, in a quarter of
-        # the budget per thread; per row handed over: its near block's points and ids, and (unless
-        # kept) the kernel and factor rows of about three distinct rows of the blocks
-        per_block_row = (k + 1) * 8.0 * (X.shape[1] + 2) + (0.0 if kept is not None else 3 * per_row)
+        # the budget per thread; per row handed over: the query's distances and ids and their copies
+        # (six of k + 1), its near block's points twice (handed over, then gathered by parts), and
+        # (unless kept) the kernel and factor rows of about three distinct rows of the blocks
+        per_block_row = (k + 1) * 8.0 * (2 * X.shape[1] + 6) + (0.0 if kept is not None else 3 * per_row)
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
                              quarter / max_threads() / (32.0 * root.shape[1])))
         rows_at_once = max(1, int(min(quarter / max_threads(), MAX_BLOCK_BYTES) // per_block_row))
