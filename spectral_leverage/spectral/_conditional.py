@@ -77,22 +77,17 @@ class NearField:
         F, _ = self.factor.rows(points)
         return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
 
-    def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray,
-                 members: np.ndarray) -> np.ndarray:
-        r"""Leverage of the rows ``members`` (positions in the block) of a block of distinct rows at
-        ``points`` (u, d), of factor rows ``F_U`` and ``G_U`` (:meth:`factor_rows`), each given all
-        the other rows of the block and the far field: with :math:`C` the block's covariance given
-        the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
+    def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, c: int) -> np.ndarray:
+        r"""Leverage of the last c rows (the members) of a block of distinct rows at ``points``
+        (u, d), of factor rows ``F_U`` and ``G_U`` (:meth:`factor_rows`), each given all the other
+        rows of the block and the far field: with :math:`C` the block's covariance given the far
+        field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
 
         With :math:`D = \mathrm{diag}(r_{UU} + \gamma)` and :math:`W = D - S_U`,
         :math:`S_U + S_U W^{-1} S_U = D W^{-1} D - D`, so
         :math:`C + \gamma I = R_{UU} - \mathrm{diag}(r_{UU}) + D W^{-1} D`: two Cholesky
-        factorisations and the inverse of one (:mod:`spectral_leverage._spd`; the members placed last,
+        factorisations and the inverse of one (:mod:`spectral_leverage._spd`; with the members last,
         their diagonal needs only its trailing block), about a third of the work of LU solves."""
-        rest = np.ones(len(points), dtype=bool)
-        rest[members] = False
-        order = np.concatenate([np.flatnonzero(rest), members])
-        points, F_U, G_U = points[order], F_U[order], G_U[order]
         noise = self.factor.residual(points, F_U) + self.gamma
         W = -(G_U @ G_U.T)
         diagonal = np.diag_indices(len(points))
@@ -100,7 +95,6 @@ class NearField:
         covariance = self.factor.kernel(points) - F_U @ F_U.T  # R_UU, then C + gamma I (lower triangle)
         covariance[diagonal] = 0.0
         covariance += spd_inverse_lower(W) * noise[:, None] * noise[None, :]
-        c = len(members)
         prior = np.maximum(covariance[diagonal][-c:] - self.gamma, 1e-300)
         variance = np.clip(1.0 / trailing_inverse_diagonal(covariance, c) - self.gamma, 1e-300, prior)
         return variance / (variance + self.gamma)
@@ -173,9 +167,10 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
         rows = points[held].reshape(-1, points.shape[-1])[first]
         F, G = near_field.factor_rows(rows, every)  # once for the rows of these parts
         for part in parts[start:stop]:
-            block = np.searchsorted(every, np.unique(near[part]))
-            members = np.searchsorted(block, np.searchsorted(every, near[part, 0]))
-            out[part] = near_field.leverage(rows[block], F[block], G[block], members)
+            # the block's distinct rows, its members (the part's own rows, in order) last
+            others = np.setdiff1d(near[part], near[part, 0], assume_unique=False)
+            block = np.searchsorted(every, np.concatenate([others, near[part, 0]]))
+            out[part] = near_field.leverage(rows[block], F[block], G[block], len(part))
         start = stop
     return out
 
