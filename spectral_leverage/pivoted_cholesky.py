@@ -17,11 +17,13 @@ approximation of a kernel matrix with few entry evaluations. Comm. Pure Appl. Ma
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
 
-__all__ = ["inverse_sqrt", "rp_cholesky", "subsample_pivots"]
+__all__ = ["Subsample", "inverse_sqrt", "rp_cholesky", "subsample_pivots"]
 
 #: The rounds stop once the residual holds this share of the factor's ridge degrees of freedom.
 RESIDUAL_SHARE = 0.01
@@ -262,9 +264,23 @@ def _certified_greedy(block: np.ndarray, w: np.ndarray, tau: float, most: int,
     return np.asarray(chosen, dtype=np.intp)
 
 
+class Subsample(NamedTuple):
+    """What :func:`subsample_pivots` draws and counts."""
+
+    #: the pivots, rows of X
+    pivots: np.ndarray
+    #: ``X[pivots]``, a NumPy array of shape (m, d)
+    rows: np.ndarray
+    #: the factor's ridge degrees of freedom
+    captured: float
+    #: the residual's, taken as unlearned
+    left: float
+    #: the subsample's rows (a uniform draw of rows of X, in row order), a NumPy array
+    sample: np.ndarray
+
+
 def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_samples: int | None,
-                     memory_budget: float, rng: np.random.Generator,
-                     take=None) -> tuple[np.ndarray, np.ndarray, float, float]:
+                     memory_budget: float, rng: np.random.Generator, take=None) -> Subsample:
     r"""Pivots by :func:`rp_cholesky` on a uniform subsample of the rows of X, and the ridge degrees
     of freedom (:math:`\gamma = n\lambda`) that the factor and its residual, taken as unlearned, hold:
     :math:`\sum_j s_j/(s_j + \gamma)` over the eigenvalues of :math:`F^\top F` and
@@ -290,12 +306,9 @@ def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_
 
     Returns
     -------
-    pivots : ndarray of int
-        Rows of X.
-    rows : ndarray of shape (len(pivots), d)
-        ``X[pivots]``, a NumPy array (taken with the subsample).
-    captured, left : float
-        The factor's and the residual's ridge degrees of freedom.
+    Subsample
+        The pivots (rows of X) and their rows (taken with the subsample), the factor's and the
+        residual's ridge degrees of freedom, and the subsample's rows.
     """
     n = X.shape[0]
     gamma, quarter = n * reg, memory_budget / 4
@@ -315,7 +328,7 @@ def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_
     eigenvalues = scale * np.linalg.eigvalsh(factor.T @ factor)
     captured = float(np.sum(eigenvalues / (eigenvalues + gamma)))
     left = float(scale * np.sum(residual / (residual + gamma)))
-    return sub[drawn], rows[drawn], captured, left
+    return Subsample(sub[drawn], rows[drawn], captured, left, rows)
 
 
 def _resolved(residual: np.ndarray, gram: np.ndarray, gamma: float, scale: float) -> bool:

@@ -14,9 +14,9 @@ from .._blocks import progress, row_chunks
 from .._spd import spd_inverse_lower, trailing_inverse_diagonal
 
 __all__ = [
+    "AnchorGroups",
     "Factor",
     "NearField",
-    "PivotGroups",
     "far_field",
     "near_leverage",
     "split_group",
@@ -100,13 +100,14 @@ class NearField:
         return variance / (variance + self.gamma)
 
 
-class PivotGroups:
-    """Labels of rows: the nearest pivot (in the kernel's unit-length coordinates ``rescale``), the
-    groups of rows whose near blocks share one factorisation (:func:`near_leverage`); ``anchors``,
-    the pivots' rows, place each group (on Dask, in the cell of its pivot)."""
+class AnchorGroups:
+    """Labels of rows: the nearest of the ``anchors`` (the pivots' rows, or evenly spaced rows of their
+    subsample where the pivots are sparse; in the kernel's unit-length coordinates ``rescale``), the
+    groups of rows whose near blocks share one factorisation (:func:`near_leverage`); the anchors
+    place each group (on Dask, in the cell of its anchor)."""
 
-    def __init__(self, pivot_rows: np.ndarray, rescale):
-        self.anchors, self.rescale = pivot_rows, rescale
+    def __init__(self, anchors: np.ndarray, rescale):
+        self.anchors, self.rescale = anchors, rescale
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         _, nearest = KDTree(self.rescale(self.anchors)).query(self.rescale(X), k=1)
@@ -149,7 +150,7 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
                   group_rows: int, block_rows: int, rows_at_once: int) -> np.ndarray:
     """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``, the
     rows sorted by their group ``labels``): the rows of a group share one block, their own rows
-    and their k nearest (:class:`PivotGroups`, at most ``group_rows`` rows a group and
+    and their k nearest (:class:`AnchorGroups`, at most ``group_rows`` rows a group and
     ``block_rows`` in its block). The factor rows of the blocks are made once for about
     ``rows_at_once`` rows of consecutive parts (a group larger than that is not held whole)."""
     starts = np.unique(labels, return_index=True)[1]  # labels sorted: where each group starts

@@ -38,10 +38,10 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
   ``n_neighbors=0``).
 * **Where they hold few rows** (:func:`full_scale_plan`: a mean leverage of :data:`DISCRETE_LEVERAGE`
   or more), the residual is learned from the rows close by, which no density resolves: they enter
-  exactly. The rows nearest one pivot (a group; :class:`~._conditional.PivotGroups`, at most
-  :data:`GROUP_ROWS` of them) share one block :math:`U`: their own rows and the k nearest rows of
-  each. With :math:`S_U = F_U A^{-1}F_U^\top` and :math:`W_U = \mathrm{diag}(r_{UU} + \gamma)`,
-  removing U's own terms from :math:`A` (Woodbury) gives
+  exactly. The rows nearest one pivot (a group; :class:`~._conditional.AnchorGroups` and
+  :func:`group_anchors`, at most :data:`GROUP_ROWS` of them) share one block :math:`U`: their own
+  rows and the k nearest rows of each. With :math:`S_U = F_U A^{-1}F_U^\top` and
+  :math:`W_U = \mathrm{diag}(r_{UU} + \gamma)`, removing U's own terms from :math:`A` (Woodbury) gives
   :math:`F_U A_{-U}^{-1}F_U^\top = S_U + S_U(W_U - S_U)^{-1}S_U`; the covariance of :math:`f_U`
   given the far rows is :math:`C = R_{UU} + F_U A_{-U}^{-1}F_U^\top`, and each row of the group
   given all the other rows of U has :math:`\sigma_i^2 + \gamma = 1/[(C + \gamma I)^{-1}]_{ii}`,
@@ -96,11 +96,12 @@ import scipy.linalg
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads
 from ..backends import backend_for
-from ..pivoted_cholesky import inverse_sqrt, subsample_pivots
-from ._conditional import Factor, NearField, PivotGroups, far_field, near_leverage, tail_leverage, unlearned
+from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
+from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
 from .tail import TailVariance
 
-__all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "near_neighbours", "pivots_for"]
+__all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "group_anchors", "near_neighbours",
+           "pivots_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,11 @@ GROUP_ROWS = 64
 #: ... and eight near blocks' rows in its block (a group split in halves until they fit: in 8-D the
 #: near blocks of a group share few rows, and the block's cost grows as its rows squared).
 BLOCK_NEAR_BLOCKS = 8
+#: A group is held whole (its rows' near blocks in memory at once; on Dask, in one cell of space),
+#: so where the pivots are sparser than this many rows each (on the neighbours' path past about
+#: 165 000 rows; 64 pivots over 10^7 rows would make groups of 156 000 rows) the groups gather
+#: around evenly spaced rows of the pivots' subsample instead (:func:`group_anchors`).
+ANCHOR_ROWS = 512
 #: The density formula needs many rows in the equivalent kernel's window, which holds about
 #: 1 / l_i of them: below 50 (a mean leverage over 1/50) the scores depend on the rows' positions.
 DISCRETE_LEVERAGE = 1 / 50
@@ -175,6 +181,26 @@ def near_neighbours(n: int, m: int) -> int:
     (64, 96, 96)
     """
     return NEIGHBOURS * int(np.ceil(n / (REACH_ROWS * m)))
+
+
+def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
+    """The rows whose nearest rows of X form the near field's groups: the pivots ``drawn.rows``, or
+    where n is over :data:`ANCHOR_ROWS` times their count, ``ceil(n / ANCHOR_ROWS)`` evenly spaced
+    rows of their uniform subsample ``drawn.sample`` (all of it if it holds fewer). The same rows on
+    every backend (the subsample is gathered to the caller).
+
+    Examples
+    --------
+    >>> from spectral_leverage.pivoted_cholesky import Subsample
+    >>> sample = np.arange(20_000.0)[:, None]
+    >>> drawn = Subsample(np.arange(64), sample[:64], 10.0, 1.0, sample)
+    >>> len(group_anchors(drawn, 32_768)), len(group_anchors(drawn, 10**6)), len(group_anchors(drawn, 10**7))
+    (64, 1954, 19532)
+    """
+    count = min(len(drawn.sample), -(-n // ANCHOR_ROWS))
+    if count <= len(drawn.pivots):
+        return drawn.rows
+    return drawn.sample[np.linspace(0, len(drawn.sample) - 1, count).round().astype(np.intp)]
 
 
 def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | None:
@@ -249,24 +275,23 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     """
     n = X.shape[0]
     max_pivots, neighbours = plan
-    pivots, rows, captured, left = subsample_pivots(X, kernel, reg, max_pivots=max_pivots,
-                                                    max_samples=max_samples, memory_budget=memory_budget,
-                                                    rng=rng, take=backend_for(X).take)
-    if not neighbours and (left > captured or _tail_too_large(captured, left, dim)):
-        if n <= ROWS_PER_PIVOT * len(pivots):
-            neighbours = near_neighbours(n, len(pivots))
-        elif left > captured and not forced:
+    drawn = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
+                             memory_budget=memory_budget, rng=rng, take=backend_for(X).take)
+    if not neighbours and (drawn.left > drawn.captured or _tail_too_large(drawn.captured, drawn.left, dim)):
+        if n <= ROWS_PER_PIVOT * len(drawn.pivots):
+            neighbours = near_neighbours(n, len(drawn.pivots))
+        elif drawn.left > drawn.captured and not forced:
             return density_scores, "density"
     leverage, _ = full_scale_leverage(
         X, kernel, spec, reg, density=density, dim=dim, max_pivots=max_pivots, n_neighbors=neighbours,
-        max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=(pivots, rows),
+        max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=drawn,
         verbose=verbose)
     return backend_for(X).persist(n * leverage), "full-scale"
 
 
 def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
-                        rng: np.random.Generator, pivots: tuple | None = None,
+                        rng: np.random.Generator, pivots: Subsample | None = None,
                         verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
@@ -298,9 +323,9 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     memory_budget : float
         Bytes of temporaries, split in quarters (module docstring's cost); it also bounds m and k.
     rng : numpy Generator
-    pivots : (ndarray of int, ndarray of shape (m, d)) or None, default=None
-        Pivots drawn already and their rows
-        (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`); None draws them.
+    pivots : :class:`~spectral_leverage.pivoted_cholesky.Subsample` or None, default=None
+        Pivots drawn already (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`); None
+        draws them.
     verbose : bool, default=False
         Progress bars (stderr) over the far field's and the near field's row blocks.
 
@@ -325,10 +350,10 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     # the budget in quarters: the m x m matrices (about eight with temporaries), the pivot
     # subsample's factor and block of columns, their kernel blocks, and each pass's row blocks
     quarter = memory_budget / 4
-    if pivots is None:
-        pivots = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
-                                  memory_budget=memory_budget, rng=rng, take=backend.take)[:2]
-    pivots, pivot_rows = pivots
+    drawn = pivots if pivots is not None else subsample_pivots(
+        X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples, memory_budget=memory_budget, rng=rng,
+        take=backend.take)
+    pivots, pivot_rows = drawn.pivots, drawn.rows
     root = inverse_sqrt(kernel(pivot_rows))
     per_row = KERNEL_BYTES_PER_ENTRY * len(pivots) + 16.0 * root.shape[1]
     # a near block's (k+1)^2 pairwise gaps and matrices fit a quarter of the budget at least once per
@@ -360,7 +385,7 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
                              quarter / max_threads() / (32.0 * root.shape[1])))
         rows_at_once = max(1, int(min(quarter / max_threads(), MAX_BLOCK_BYTES) // per_block_row))
-        groups = PivotGroups(pivot_rows, spec.rescale)
+        groups = AnchorGroups(group_anchors(drawn, n), spec.rescale)
         leverage = backend.map_near(near_leverage, X, k, spec.rescale, groups, backend.share(near_field),
                                     GROUP_ROWS, max(block_rows, k + 1), rows_at_once,
                                     bytes_per_row=per_block_row, memory_budget=quarter,

@@ -183,11 +183,16 @@ def test_default_scores_equal_on_every_path(client, case, caplog):
     np.testing.assert_array_equal(dist.sample(500, random_state=1), local.sample(500, random_state=1))
 
 
-def test_neighbours_over_several_cells_equal(client, caplog, monkeypatch):
+@pytest.mark.parametrize("anchor_rows", [None, 4], ids=["pivot-groups", "subsample-groups"])
+def test_neighbours_over_several_cells_equal(client, caplog, monkeypatch, anchor_rows):
     """With a memory budget that splits the rows into several cells of space, the near blocks on Dask
-    (each cell with the halo rows of its neighbouring cells) give the in-memory scores."""
+    (each cell with the halo rows of its neighbouring cells) give the in-memory scores, the groups
+    gathered around the pivots or (sparse pivots: 4 rows an anchor here) around subsample rows."""
     from spectral_leverage.backends import _cells
+    from spectral_leverage.spectral import full_scale
 
+    if anchor_rows is not None:
+        monkeypatch.setattr(full_scale, "ANCHOR_ROWS", anchor_rows)
     made = []
     build = _cells.Cells.from_sample
     monkeypatch.setattr(_cells.Cells, "from_sample", lambda *a: made.append(build(*a)) or made[-1])

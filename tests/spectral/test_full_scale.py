@@ -17,11 +17,13 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral._conditional import split_group
+from spectral_leverage.pivoted_cholesky import subsample_pivots
+from spectral_leverage.spectral._conditional import AnchorGroups, split_group
 from spectral_leverage.spectral.full_scale import (
     full_scale_leverage,
     full_scale_plan,
     full_scale_scores,
+    group_anchors,
     near_neighbours,
     pivots_for,
 )
@@ -177,6 +179,42 @@ def test_memory_stays_within_the_budget_plus_linear_terms():
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak <= budget + 8 * m * m * 4 + 8 * n * (d + 12), peak
+
+
+def test_memory_with_sparse_pivots_stays_within_the_budget_plus_linear_terms():
+    """16 pivots over 40 000 rows: groups of the rows nearest one pivot would hold 2500 rows each,
+    held whole (14.4 MiB measured against the bound's 12.6); around evenly spaced subsample rows,
+    about ANCHOR_ROWS each."""
+    n, d, m, budget = 40_000, 3, 16, 8 * 2**20
+    Xb = np.random.default_rng(2).normal(size=(n, d))
+    tracemalloc.start()
+    full_scale(Xb, Matern(0.3, nu=0.5), 1 / n, max_pivots=m, memory_budget=budget)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak <= budget + 8 * m * m * 4 + 8 * n * (d + 12), peak
+
+
+def test_groups_gather_around_subsample_rows_where_the_pivots_are_sparse(X):
+    """The groups' anchors: the pivots up to ANCHOR_ROWS rows each, then evenly spaced subsample rows,
+    groups of ANCHOR_ROWS rows on average; as long as a group still fills its parts (ANCHOR_ROWS >=
+    GROUP_ROWS) it conditions its rows as well as a pivot's group does (anchors of 8 rows: 1.4-1.8x
+    the pivots' error)."""
+    kernel, reg = Matern(0.5, nu=1.5), N ** -1.0
+    drawn = subsample_pivots(X, kernel, reg, max_pivots=6, max_samples=None, memory_budget=2**28,
+                             rng=np.random.default_rng(0))
+    assert len(drawn.pivots) == 6 and len(drawn.sample) == N
+    np.testing.assert_array_equal(group_anchors(drawn, N), drawn.rows)  # 250 rows a pivot
+    exact = exact_leverage(X, kernel, reg)
+    worst = {}
+    for anchor_rows in (512, 100, 64):
+        with mock.patch("spectral_leverage.spectral.full_scale.ANCHOR_ROWS", anchor_rows):
+            anchors = group_anchors(drawn, N)
+            scores, _ = full_scale(X, kernel, reg, max_pivots=6, n_neighbors=8)
+        assert len(anchors) == max(6, -(-N // anchor_rows))
+        sizes = np.bincount(AnchorGroups(anchors, parse_kernel(kernel).rescale)(X))
+        assert sizes.mean() <= max(anchor_rows, N / 6) and sizes.max() < 4 * sizes.mean()
+        worst[anchor_rows] = np.quantile(np.abs(np.log(scores / exact)), 0.95)
+    assert worst[100] <= 1.1 * worst[512] and worst[64] <= 1.1 * worst[512], worst
 
 
 def test_memory_of_the_tail_path_stays_within_the_budget_plus_linear_terms():
