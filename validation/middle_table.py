@@ -28,7 +28,8 @@ from pykdtree.kdtree import KDTree
 
 from spectral_leverage import SpectralLeverage
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral import full_scale, leverage
+from spectral_leverage.spectral import leverage
+from spectral_leverage.spectral.plan import full_scale_plan
 from spectral_leverage.validation.data import csv_dataset
 from spectral_leverage.validation.grid import cached_exact_scores, cell_text, make_kernel
 
@@ -65,7 +66,7 @@ def main() -> None:
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
             seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
-            plan = full_scale.full_scale_plan(density.effective_dimension_, n)
+            plan = full_scale_plan(density.effective_dimension_, n)
             ratio = default.scores_ / exact
             group = np.digitize(exact, np.quantile(exact, [0.1, 0.5, 0.9]))
             by_group = " ".join(f"{np.mean(ratio[group == g]):.2f}" for g in range(4))

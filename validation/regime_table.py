@@ -1,5 +1,5 @@
 """Which estimate where: the density formula against the full-scale leverage's variants at one n,
-against exact scores (the evidence behind ``spectral_leverage.spectral.full_scale.full_scale_plan``).
+against exact scores (the evidence behind ``spectral_leverage.spectral.plan.full_scale_plan``).
 
     python validation/regime_table.py [--data normal3,casp] [--n 20000]
         [--cells matern1.5:1:1,matern2.5:1:1,...] [--cache DIR]
@@ -29,7 +29,8 @@ import numpy as np
 
 from spectral_leverage import SpectralLeverage
 from spectral_leverage.metrics import score_accuracy
-from spectral_leverage.spectral import full_scale, leverage
+from spectral_leverage.spectral import leverage
+from spectral_leverage.spectral.plan import NEIGHBOURS_LEVERAGE, full_scale_plan
 from spectral_leverage.validation.data import csv_dataset
 from spectral_leverage.validation.grid import cached_exact_scores, cell_text, make_kernel
 
@@ -74,11 +75,11 @@ def main() -> None:
                     fitted = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(X)
                 texts.append(accuracy_text(fitted.scores_, exact))
                 scores[plan] = fitted.scores_
-            high = density.scores_ / n >= full_scale.NEIGHBOURS_LEVERAGE
+            high = density.scores_ / n >= NEIGHBOURS_LEVERAGE
             texts.append(accuracy_text(np.where(high, scores[(512, 32)], density.scores_), exact)
                          + f" [{high.mean():.2f}]")
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
-            plan = full_scale.full_scale_plan(density.effective_dimension_, n)
+            plan = full_scale_plan(density.effective_dimension_, n)
             chosen = "density" if plan is None else f"{plan[0]}/{plan[1]}"
             texts.append(f"{chosen} → {default.algorithm_}: {accuracy_text(default.scores_, exact)}")
             print(f"| {name} | {family} | {ell} | n^-{a} | {exact.mean() / n:.3f} | "

@@ -1,6 +1,6 @@
 r"""Full-scale ridge leverage: a pivoted low-rank factor for the far field, and for the rest the SA
 integral over the frequencies the pivots miss or exact conditioning on the nearest rows. Used where
-the density formula's assumptions fail (:func:`full_scale_plan`).
+the density formula's assumptions fail (:func:`~.plan.full_scale_plan`).
 
 The ridge leverage of row :math:`i` is a Schur complement of :math:`K + \gamma I`
 (:math:`\gamma = n\lambda`):
@@ -36,19 +36,20 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
   frequencies says how much: :math:`\sigma_i^2 \approx \tau_i + f_i^\top A_{-i}^{-1} f_i` with
   :math:`\tau_i = \tau(p(x_i), r_{ii}) \le r_{ii}` (:mod:`spectral_leverage.spectral.tail`;
   ``n_neighbors=0``).
-* **Where they hold few rows** (:func:`full_scale_plan`: a mean leverage of :data:`DISCRETE_LEVERAGE`
-  or more), the residual is learned from the rows close by, which no density resolves: they enter
-  exactly. The rows nearest one pivot (a group; :class:`~._conditional.AnchorGroups` and
-  :func:`group_anchors`, at most :data:`GROUP_ROWS` of them) share one block :math:`U`: their own
-  rows and the k nearest rows of each. With :math:`S_U = F_U A^{-1}F_U^\top` and
-  :math:`W_U = \mathrm{diag}(r_{UU} + \gamma)`, removing U's own terms from :math:`A` (Woodbury) gives
+* **Where they hold few rows** (:func:`~.plan.full_scale_plan`: a mean leverage of
+  :data:`~.plan.DISCRETE_LEVERAGE` or more), the residual is learned from the rows close by, which
+  no density resolves: they enter exactly. The rows nearest one pivot (a group;
+  :class:`~._conditional.AnchorGroups` and :func:`group_anchors`, at most :data:`GROUP_ROWS` of
+  them) share one block :math:`U`: their own rows and the k nearest rows of each. With
+  :math:`S_U = F_U A^{-1}F_U^\top` and :math:`W_U = \mathrm{diag}(r_{UU} + \gamma)`, removing U's
+  own terms from :math:`A` (Woodbury) gives
   :math:`F_U A_{-U}^{-1}F_U^\top = S_U + S_U(W_U - S_U)^{-1}S_U`; the covariance of :math:`f_U`
   given the far rows is :math:`C = R_{UU} + F_U A_{-U}^{-1}F_U^\top`, and each row of the group
   given all the other rows of U has :math:`\sigma_i^2 + \gamma = 1/[(C + \gamma I)^{-1}]_{ii}`,
   one factorisation for the group. Sharing the block conditions each row on its group and their
   neighbours (100-250 rows in 4-8 dimensions), not on its own k nearest alone, at about the same
   cost: a residual reaching n/m rows is learned from its rows where it is at most
-  :data:`DENSE_ROWS_PER_PIVOT` (CASP, d = 8, n = 8000, λ = 1/n, 512 pivots: 95th percentiles
+  :data:`~.plan.DENSE_ROWS_PER_PIVOT` (CASP, d = 8, n = 8000, λ = 1/n, 512 pivots: 95th percentiles
   1.03-1.15 against exact scores, 1.14-1.35 with a block of 32 neighbours per row).
 
 With :math:`R = 0` (effective rank below the number of pivots) both are the leave-one-out variance of
@@ -98,29 +99,15 @@ from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads
 from ..backends import backend_for
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
 from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
+from .plan import ROWS_PER_PIVOT, near_neighbours
 from .tail import TailVariance
 
-__all__ = ["full_scale_leverage", "full_scale_plan", "full_scale_scores", "group_anchors", "near_neighbours",
-           "pivots_for"]
+__all__ = ["full_scale_leverage", "full_scale_scores", "group_anchors"]
 
 logger = logging.getLogger(__name__)
 
-#: Pivots of the far-field factor (at most; fewer once the residual is negligible; at most a
-#: quarter of the rows) ...
-MAX_PIVOTS = 2048
-#: ... and far-field work :math:`n m^2` at most: the pivots shrink as :math:`1/\sqrt{n}` past about
-#: 5800 rows (1465 at 8000, 926 at 20 000, 512 at 65 536, 131 at 10⁶). At n = 8000 on CASP, λ = 1/n,
-#: with 32 neighbours, 512 pivots left the rows of dense regions scored up to 1.35x exact (95th
-#: percentile; 1.14-1.35 at five of nine settings), 1024 pivots 1.11-1.19x, 2048 pivots
-#: 1.02-1.05x, twice the neighbours with 512 pivots 1.15-1.20x; 1465 pivots 1.02-1.10x.
-PIVOT_WORK = 2**34
-#: The low-rank end: pivots and the tail integral where the density formula's effective dimension
-#: is at most this (:func:`full_scale_plan`).
-LOW_RANK = 512
-#: Rows conditioned on exactly in each near block (where the windows hold few rows) ...
-NEIGHBOURS = 32
-#: ... whose rows share one block with the other rows nearest the same pivot (their own rows and
-#: their neighbours: one factorisation for the group, each row given all the others), at most this
+#: The rows of a near field's group (those nearest one pivot) share one block, their own rows and
+#: their neighbours: one factorisation for the group, each row given all the others; at most this
 #: many rows a group ...
 GROUP_ROWS = 64
 #: ... and eight near blocks' rows in its block (a group split in halves until they fit: in 8-D the
@@ -131,12 +118,6 @@ BLOCK_NEAR_BLOCKS = 8
 #: 165 000 rows; 64 pivots over 10^7 rows would make groups of 156 000 rows) the groups gather
 #: around evenly spaced rows of the pivots' subsample instead (:func:`group_anchors`).
 ANCHOR_ROWS = 512
-#: The density formula needs many rows in the equivalent kernel's window, which holds about
-#: 1 / l_i of them: below 50 (a mean leverage over 1/50) the scores depend on the rows' positions.
-DISCRETE_LEVERAGE = 1 / 50
-#: ... and where the window holds half the neighbours or fewer (a mean leverage of 2/k), they see
-#: most of it however far apart the pivots are.
-NEIGHBOURS_LEVERAGE = 2 / NEIGHBOURS
 #: Dimension from which the tail integral's kernel density estimate learns too much of the residual
 #: (standard normal rows, n = 4000, RBF at ℓ = √d, λ = 1e-3 and 1/n; share of the ridge degrees of
 #: freedom the pivots leave, exact effective dimension's ratio: d' = 8: 9.5 %, 0.945; 18 %, 0.898;
@@ -144,43 +125,6 @@ NEIGHBOURS_LEVERAGE = 2 / NEIGHBOURS
 HIGH_DIM = 8
 #: ... where the pivots leave it more than this share.
 HIGH_DIM_TAIL_SHARE = 0.1
-#: The residual of m pivots spread over n rows reaches about n/m rows: the neighbours cover it
-#: where that is at most half of them ...
-ROWS_PER_PIVOT = NEIGHBOURS // 2
-#: ... and the near blocks of the rows nearest each pivot resolve it where it is at most this many
-#: (CASP, n = 20 000, RBF at ℓ = 0.5, λ = 1/n, mean leverage 0.08: 16 rows a pivot read 0.94/1.21
-#: against exact scores, 0.96/1.13 with 64 neighbours, 12 rows a pivot 0.95/1.15) ...
-DENSE_ROWS_PER_PIVOT = 12
-#: ... with :data:`NEIGHBOURS` for every this many rows of that reach (:func:`near_neighbours`): as n
-#: grows at λ = 1/n the windows hold more rows, and a fixed 32 left the rows of dense regions scored
-#: too high (95th percentiles against exact scores, 32 / 64 neighbours: CASP, RBF at ℓ = 0.5, 1.14 /
-#: 1.08 at n = 8000, 1.17 / 1.10 at 16 000; 8-D standard normal, RBF at ℓ = 1, n = 16 000, 1.15 /
-#: 1.09; at 32 000, 2048 pivots, 64 / 96 neighbours: 1.13 / 1.10).
-REACH_ROWS = 6
-
-
-def pivots_for(n: int) -> int:
-    """Most pivots for n rows: :data:`MAX_PIVOTS`, fewer where :math:`n m^2` would pass
-    :data:`PIVOT_WORK` or m would pass n/4 (never under 64).
-
-    Examples
-    --------
-    >>> pivots_for(4000), pivots_for(8000), pivots_for(20_000), pivots_for(10**6)
-    (1000, 1465, 926, 131)
-    """
-    return int(min(MAX_PIVOTS, max(64, min(n // 4, np.sqrt(PIVOT_WORK / n)))))
-
-
-def near_neighbours(n: int, m: int) -> int:
-    """Neighbours of each row where m pivots over n rows leave a residual reaching n/m rows:
-    :data:`NEIGHBOURS` for every :data:`REACH_ROWS` of them.
-
-    Examples
-    --------
-    >>> near_neighbours(4000, 334), near_neighbours(32_000, 2048), near_neighbours(16_000, 1036)
-    (64, 96, 96)
-    """
-    return NEIGHBOURS * int(np.ceil(n / (REACH_ROWS * m)))
 
 
 def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
@@ -203,65 +147,21 @@ def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
     return drawn.sample[np.linspace(0, len(drawn.sample) - 1, count).round().astype(np.intp)]
 
 
-def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | None:
-    r"""(pivots, neighbours) of the full-scale leverage where the density formula's scores, of sum
-    ``effective_dimension`` over n rows, are out of their regime; None where they are kept.
-
-    With :math:`k` = :data:`NEIGHBOURS` and the mean leverage :math:`\bar l = d_\mathrm{eff}/n`:
-
-    * (m, :func:`near_neighbours` (n, m)), dense pivots and neighbours, where the windows hold few
-      rows, :math:`\bar l \ge 1/50`, and n is at most :data:`ROWS_PER_PIVOT` × :data:`MAX_PIVOTS`
-      (32 768): m = n / :data:`DENSE_ROWS_PER_PIVOT` pivots (at most :data:`MAX_PIVOTS`), so that
-      the near blocks of the rows nearest each pivot span its residual's reach (module docstring);
-    * (:func:`pivots_for` (n), k) past that where each window lies within half the neighbours,
-      :math:`\bar l \ge 2/k`: the cost-bounded pivots, the neighbours seeing the windows however
-      far apart the pivots are;
-    * (:func:`pivots_for` (n), 0), pivots and the tail integral, where :math:`d_\mathrm{eff} \le`
-      :data:`LOW_RANK`: :func:`full_scale_scores` then keeps the factor only where it holds most of
-      the ridge degrees of freedom (the low-rank end). The test is on the kernel and the data, not
-      on m, which only bounds the cost: where m is below :math:`4\,d_\mathrm{eff}` (n past 65 536)
-      the tail integral takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2,
-      λ = n^-1/2, d_eff 47: 131 pivots read 0.94/1.08 against 512 pivots' scores, the density
-      formula 0.85/1.05).
-
-    Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, the
-    density scores are kept; past 32 768 rows that includes the middle regime
-    (:math:`1/50 \le \bar l < 2/k`), where they read up to 1.3–1.5 against exact scores on real
-    data (docs/validation.md, "Which estimate where").
-
-    Examples
-    --------
-    >>> full_scale_plan(100.0, 4000), full_scale_plan(2000.0, 20_000), full_scale_plan(700.0, 32_768)
-    ((334, 64), (1667, 64), (2048, 96))
-    >>> full_scale_plan(200.0, 100_000), full_scale_plan(1500.0, 100_000), full_scale_plan(8000.0, 100_000)
-    ((414, 0), None, (414, 32))
-    """
-    mean = effective_dimension / n
-    if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
-        m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT)))
-        return m, near_neighbours(n, m)
-    if mean >= NEIGHBOURS_LEVERAGE:
-        return pivots_for(n), NEIGHBOURS
-    if effective_dimension <= LOW_RANK:
-        return pivots_for(n), 0
-    return None
-
-
 def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim: float, *,
                       plan: tuple[int, int], forced: bool, max_samples: int | None,
                       memory_budget: float, rng: np.random.Generator,
                       verbose: bool = False) -> tuple[np.ndarray, str]:
     r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
-    with ``plan``, (pivots, neighbours) from :func:`full_scale_plan` for the effective dimension of
-    the density formula's ``density_scores`` (the caller's, made once), or those scores themselves
-    where the factor says they are the better estimate.
+    with ``plan``, (pivots, neighbours) from :func:`~.plan.full_scale_plan` for the effective
+    dimension of the density formula's ``density_scores`` (the caller's, made once), or those scores
+    themselves where the factor says they are the better estimate.
 
     With the tail integral planned, the pivots' own count of ridge degrees of freedom
     (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`) decides: where the residual,
     taken as unlearned, holds more of them than the factor, the tail integral would be most of the
     answer, not a correction. There the rows are conditioned on their neighbours
-    (:func:`near_neighbours`) if the pivots are dense (:math:`n/m \le k/2`, k = :data:`NEIGHBOURS`;
-    the density the tail integral leans on may be wrong where the
+    (:func:`~.plan.near_neighbours`) if the pivots are dense (:math:`n/m \le k/2`,
+    k = :data:`~.plan.NEIGHBOURS`; the density the tail integral leans on may be wrong where the
     neighbours need none: d = 20, standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density
     formula's d_eff 64 for an exact 303), and the density scores are kept if not (unless
     ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
@@ -316,7 +216,7 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         Most pivots m (fewer once the residual's ridge degrees of freedom are 1 % of the factor's,
         :func:`~spectral_leverage.pivoted_cholesky.rp_cholesky`).
     n_neighbors : int
-        Rows k every row is conditioned on exactly (:func:`full_scale_plan`); 0: none, the residual's
+        Rows k every row is conditioned on exactly (:func:`~.plan.full_scale_plan`); 0: none, the residual's
         learned part from the tail integral instead.
     max_samples : int or None
         Rows of the uniform subsample the pivots are drawn from (None: all).

@@ -59,7 +59,8 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
-from .full_scale import full_scale_plan, full_scale_scores, pivots_for
+from .full_scale import full_scale_scores
+from .plan import full_scale_plan, pivots_for
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
 __all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
@@ -106,7 +107,7 @@ class SpectralLeverage(LeverageSampler):
         "full-scale": :mod:`spectral_leverage.spectral.full_scale` (a pivoted factor, then the SA
         integral above its frequencies or conditioning on the nearest rows), accurate at both ends
         of the spectrum; between them it is no better than the density formula. "auto": the density
-        scores, replaced by the full-scale ones out of their regime (:func:`~.full_scale.full_scale_plan`),
+        scores, replaced by the full-scale ones out of their regime (:func:`~.plan.full_scale_plan`),
         on Dask input as in memory.
     integral : {"quadrature", "asymptotic", "polylog"}, default="quadrature"
         How to evaluate :math:`h(p)` (:mod:`spectral_leverage.spectral.quadrature`; "polylog" is the
@@ -341,7 +342,7 @@ class SpectralLeverage(LeverageSampler):
 
     def _plan(self, backend, n: int, scores) -> tuple[int, int] | None:
         """(pivots, neighbours) of the full-scale leverage, made once here from the density
-        ``scores``' effective dimension (:func:`~.full_scale.full_scale_plan`), or None for the
+        ``scores``' effective dimension (:func:`~.plan.full_scale_plan`), or None for the
         density scores: per ``algorithm``; a forced full-scale fit inside the density formula's
         regime takes the tail integral's plan."""
         if self.algorithm == "density":

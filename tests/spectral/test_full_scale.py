@@ -19,14 +19,8 @@ from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.pivoted_cholesky import subsample_pivots
 from spectral_leverage.spectral._conditional import AnchorGroups, split_group
-from spectral_leverage.spectral.full_scale import (
-    full_scale_leverage,
-    full_scale_plan,
-    full_scale_scores,
-    group_anchors,
-    near_neighbours,
-    pivots_for,
-)
+from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_scores, group_anchors
+from spectral_leverage.spectral.plan import near_neighbours
 from spectral_leverage.spectral.tail import TailVariance
 
 N = 1500
@@ -248,26 +242,6 @@ def test_deterministic_under_random_state(X):
     b = SpectralLeverage(RBF(1.0), 1e-4, algorithm="full-scale",
                          random_state=np.random.default_rng(3)).fit(X)
     np.testing.assert_array_equal(a.scores_, b.scores_)
-
-
-def test_the_regime_rule():
-    # few rows per window up to 32 768 rows: dense pivots (12 rows each, at most 2048; then up to 16
-    # rows each), 32 neighbours for every 6 rows a pivot's residual reaches, and the near blocks of
-    # the rows nearest each pivot
-    assert full_scale_plan(100.0, 4000) == (334, 64) and full_scale_plan(3000.0, 4000) == (334, 64)
-    assert full_scale_plan(600.0, 16_384) == (1366, 64) and full_scale_plan(2000.0, 20_000) == (1667, 64)
-    assert full_scale_plan(700.0, 32_768) == (2048, 96) and full_scale_plan(700.0, 32_769) is None
-    # past that, where each window lies within half the neighbours, the cost-bounded pivots
-    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(3000.0, 32_769) == (724, 32)
-    # the low-rank end: pivots and the tail integral
-    assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
-    # ... up to d_eff 512 (the factor's own count then decides), whatever pivots the cost bound allows
-    assert full_scale_plan(500.0, 10**6) == (131, 0) and full_scale_plan(600.0, 10**6) is None
-    # between: the density formula (many rows per window, more degrees of freedom than pivots)
-    assert full_scale_plan(800.0, 40_000) is None and full_scale_plan(5000.0, 10**6) is None
-    # the pivots' far-field work n m^2 stays bounded, m never under 64 nor (past 256 rows) over n/4
-    for n in (10**3, 4000, 8000, 10**5, 10**6, 10**8):
-        assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= min(2048, n // 4)
 
 
 def test_a_group_conditions_each_row_on_more_than_its_own_neighbours(X):

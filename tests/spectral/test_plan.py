@@ -1,0 +1,34 @@
+"""The regime rule of algorithm="auto" (where the full-scale leverage replaces the density scores,
+with how many pivots and neighbours); the accuracy behind each threshold is tested where the scores
+are made (tests/spectral/test_full_scale.py, tests/spectral/test_extremes.py)."""
+
+from __future__ import annotations
+
+from spectral_leverage.spectral.plan import full_scale_plan, near_neighbours, pivots_for
+
+
+def test_the_regime_rule():
+    # few rows per window up to 32 768 rows: dense pivots (12 rows each, at most 2048; then up to 16
+    # rows each), 32 neighbours for every 6 rows a pivot's residual reaches, and the near blocks of
+    # the rows nearest each pivot
+    assert full_scale_plan(100.0, 4000) == (334, 64) and full_scale_plan(3000.0, 4000) == (334, 64)
+    assert full_scale_plan(600.0, 16_384) == (1366, 64) and full_scale_plan(2000.0, 20_000) == (1667, 64)
+    assert full_scale_plan(700.0, 32_768) == (2048, 96) and full_scale_plan(700.0, 32_769) is None
+    # past that, where each window lies within half the neighbours, the cost-bounded pivots
+    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(3000.0, 32_769) == (724, 32)
+    # the low-rank end: pivots and the tail integral
+    assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
+    # ... up to d_eff 512 (the factor's own count then decides), whatever pivots the cost bound allows
+    assert full_scale_plan(500.0, 10**6) == (131, 0) and full_scale_plan(600.0, 10**6) is None
+    # between: the density formula (many rows per window, more degrees of freedom than pivots)
+    assert full_scale_plan(800.0, 40_000) is None and full_scale_plan(5000.0, 10**6) is None
+    # the pivots' far-field work n m^2 stays bounded, m never under 64 nor (past 256 rows) over n/4
+    for n in (10**3, 4000, 8000, 10**5, 10**6, 10**8):
+        assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= min(2048, n // 4)
+
+
+def test_the_neighbours_grow_with_the_residuals_reach():
+    # 32 for every 6 rows a pivot's residual reaches, rounded up
+    assert [near_neighbours(n, 100) for n in (600, 601, 1200, 1201)] == [32, 64, 64, 96]
+    for n, m in ((4000, 334), (20_000, 1667), (32_768, 2048), (10**5, 414)):
+        assert near_neighbours(n, m) >= 32 * n / (6 * m)
