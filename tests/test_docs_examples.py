@@ -57,3 +57,20 @@ def test_the_pages_that_hand_off_to_falkon_say_how_to_install_it(page):
     assert "LeverageCenterSelector" in text
     assert "not on PyPI" in text and "PyTorch first" in text
     assert "needs torch, not Falkon" in text or "needs only torch" in text
+
+
+def test_the_dask_example_runs_the_default_and_shows_dasks_progress(capsys):
+    """docs/scaling.md's complete example, on 40 000 rows in chunks of 10 000 (2 000 000 in chunks
+    of 250 000 on the page), as a script: its own LocalCluster of two worker processes, the default
+    scores (the path they take in memory), the centres they draw, and Dask's text progress bar."""
+    pytest.importorskip("distributed")
+    page = EXAMPLES.parent / "scaling.md"
+    code = snippets(page)[0]
+    assert code.count("n = 2_000_000") == 1 and code.count("250_000") == 2
+    code = code.replace("n = 2_000_000", "n = 40_000").replace("250_000", "10_000")
+    namespace = {"__name__": "__main__"}
+    exec(compile(code, f"{page.name}, block 1", "exec"), namespace)
+    assert "100% Completed" in capsys.readouterr().out  # progress(y_hat)
+    sl, model, mse = namespace["sl"], namespace["model"], namespace["mse"]
+    assert sl.algorithm_ in ("density", "full-scale") and len(namespace["centres"]) == 500
+    assert model.centers_.shape[1] == 3 and 0 < mse < 0.05  # noise variance 0.01
