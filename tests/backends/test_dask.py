@@ -216,7 +216,7 @@ def test_forced_full_scale_equal(client, caplog):
     np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
 
 
-@pytest.mark.parametrize("case", ["3d-bimodal", "8d-neighbours"])
+@pytest.mark.parametrize("case", ["3d-density", "3d-bimodal", "8d-neighbours"])
 def test_default_nystrom_predictions_equal(client, case):
     """Issue 37: NystromKRR's defaults (centres drawn by the default spectral scores) on Dask predict
     what they predict in memory (with the density scores on Dask they differed by 2.2 % of the range)."""
