@@ -321,23 +321,31 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
         bytes_per_row = 40.0 * k + 8 * d + 8.0 * k * (5 * d + 2 + d * d)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, self.memory_budget))
+        reach = self.MAX_INTERPOLATION_DISTANCE
         for rows in progress(chunks, verbose=self.verbose, desc="density", unit="chunk"):
-            dist, idx = self._tree.query(np.ascontiguousarray(W[rows]), k=k)
-            dist, idx = dist.reshape(-1, k), idx.reshape(-1, k).astype(np.intp)
-            # weights exp(-r²/(2·0.5²)), shifted by the nearest anchor so they never underflow
-            weights = np.exp(-2.0 * (dist**2 - dist[:, :1] ** 2))
-            weights /= weights.sum(axis=1, keepdims=True)
-            offsets, anchor_gradient = W[rows][:, None, :] - self._anchors[idx], self._anchor_gradient[idx]
-            # to second order: log p(a) + (∇ log p(a) + ∇² log p(a) δ / 2)·δ, δ = w - a
-            curved = np.einsum("ijkl,ijl->ijk", self._anchor_hessian[idx], offsets)  # ∇² log p(a) δ
-            taylor = np.einsum("ijk,ijk->ij", anchor_gradient + 0.5 * curved, offsets)
-            taylor += self._anchor_log_density[idx]
-            out[rows] = np.einsum("ij,ij->i", weights, taylor)
-            if moments:  # the gradient to first order: ∇ log p(a) + ∇² log p(a) δ
-                anchor_gradient += curved
-                gradient[rows] = np.einsum("ij,ijk->ik", weights, anchor_gradient)
-                along[rows] = np.einsum("ij,ij->i", weights, self._anchor_curvature[idx])
-            far = rows.start + np.flatnonzero(dist[:, 0] > self.MAX_INTERPOLATION_DISTANCE)
+            query = np.ascontiguousarray(W[rows])
+            # the rows with an anchor within reach first (a query pruned at the reach: in 8-D most
+            # rows have none, and take the direct KDE), then the k nearest anchors of those
+            first, _ = self._tree.query(query, k=1, distance_upper_bound=reach * (1 + 1e-9))
+            close = first.ravel() <= reach
+            near, far = rows.start + np.flatnonzero(close), rows.start + np.flatnonzero(~close)
+            if near.size:
+                dist, idx = self._tree.query(query[close], k=k)
+                dist, idx = dist.reshape(-1, k), idx.reshape(-1, k).astype(np.intp)
+                # weights exp(-r²/(2·0.5²)), shifted by the nearest anchor so they never underflow
+                weights = np.exp(-2.0 * (dist**2 - dist[:, :1] ** 2))
+                weights /= weights.sum(axis=1, keepdims=True)
+                offsets = query[close][:, None, :] - self._anchors[idx]
+                anchor_gradient = self._anchor_gradient[idx]
+                # to second order: log p(a) + (∇ log p(a) + ∇² log p(a) δ / 2)·δ, δ = w - a
+                curved = np.einsum("ijkl,ijl->ijk", self._anchor_hessian[idx], offsets)  # ∇² log p(a) δ
+                taylor = np.einsum("ijk,ijk->ij", anchor_gradient + 0.5 * curved, offsets)
+                taylor += self._anchor_log_density[idx]
+                out[near] = np.einsum("ij,ij->i", weights, taylor)
+                if moments:  # the gradient to first order: ∇ log p(a) + ∇² log p(a) δ
+                    anchor_gradient += curved
+                    gradient[near] = np.einsum("ij,ijk->ik", weights, anchor_gradient)
+                    along[near] = np.einsum("ij,ij->i", weights, self._anchor_curvature[idx])
             if far.size:
                 values = self._direct(W[far], moments)
                 out[far] = values[0]
