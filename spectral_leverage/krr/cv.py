@@ -7,6 +7,8 @@ refit once per (λ, ℓ, fold).
 
 from __future__ import annotations
 
+import logging
+import time
 from numbers import Integral
 from typing import ClassVar
 
@@ -17,7 +19,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET
+from .._blocks import DEFAULT_MEMORY_BUDGET, progress
 from .._validation import (
     KERNEL,
     MEMORY_BUDGET,
@@ -36,6 +38,8 @@ from .reg_path import held_out_error, nystrom_path
 
 __all__ = ["NystromKRRCV", "default_length_scales", "default_regs", "explicit_splits",
            "standardised_target"]
+
+logger = logging.getLogger(__name__)
 
 _N_REGS = 20
 _LENGTH_FACTORS = (0.125, 0.25, 0.5, 1.0)
@@ -175,6 +179,9 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         As in :class:`NystromKRR`; also caps ``n_centers="auto"``.
     random_state : int, numpy Generator or None, default=None
         Seeds the centres and the median heuristic's rows.
+    verbose : bool, default=False
+        A progress bar (stderr) over the length scales scored, each one's centres, best λ and time
+        logged (``logging``, INFO) to this module's logger, and ``best_estimator_``'s own progress.
 
     Attributes
     ----------
@@ -232,11 +239,12 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
+        "verbose": ["boolean"],
     }
 
     def __init__(self, kernel=None, *, regs=None, length_scales=None, n_centers="auto", cv="loo",
                  sampler="spectral", fit_intercept: bool = True,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None):
+                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.kernel = kernel
         self.regs = regs
         self.length_scales = length_scales
@@ -246,6 +254,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.memory_budget = memory_budget
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -286,7 +295,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         reference = float(np.exp(np.mean(np.log(regs))))
         seeds = rng.integers(2**31 - 1, size=scales.size)
         passes = [self._path(Xw, Y, weights, kernel, ell, reference, seed, regs, splits)
-                  for ell, seed in zip(scales, seeds, strict=True)]
+                  for ell, seed in progress(list(zip(scales, seeds, strict=True)), verbose=self.verbose,
+                                            desc="NystromKRRCV length scales", unit="ℓ")]
         best, chosen = self._best(passes)
         if self.n_centers == "auto" and regs[chosen] < reference:
             again = self._path(Xw, Y, weights, kernel, scales[best], regs[chosen], seeds[best], regs,
@@ -301,7 +311,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         self.best_estimator_ = NystromKRR(
             self.kernel_, self.reg_, self.n_centers, sampler=self.sampler,
             fit_intercept=self.fit_intercept, memory_budget=self.memory_budget,
-            random_state=int(seeds[best]),
+            random_state=int(seeds[best]), verbose=self.verbose,
         ).fit(X, y, sample_weight=sample_weight)
         self.n_centers_ = int(self.best_estimator_.center_indices_.size)
         return self
@@ -319,14 +329,19 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
 
     def _path(self, X, Y, weights, kernel, ell: float, reg: float, seed, regs, splits) -> dict:
         """The criterion at every λ for one ℓ, on centres drawn at ``reg``."""
+        start = time.perf_counter()
         kern = _with_length_scale(kernel, float(ell))
         idx, _ = choose_centers(X, self.n_centers, self.sampler, kernel=kern, reg=reg,
                                 memory_budget=self.memory_budget, sample_weight=weights, y=Y,
                                 fit_intercept=self.fit_intercept, rng=np.random.default_rng(seed))
         error, df = self._score(X, Y, weights, kern, X[idx], regs, splits)
         folds = None if splits is None else error
-        return dict(error=error if splits is None else error.mean(axis=0), folds=folds, df=df,
-                    n_centers=idx.size)
+        error = error if splits is None else error.mean(axis=0)
+        if self.verbose:
+            logger.info("NystromKRRCV: length scale %.4g, %d centres drawn at reg %.3g: best reg %.3g "
+                        "(criterion %.4g on the standardised target), %.2f s", ell, idx.size, reg,
+                        regs[np.argmin(error)], np.min(error), time.perf_counter() - start)
+        return dict(error=error, folds=folds, df=df, n_centers=idx.size)
 
     @staticmethod
     def _best(passes: list) -> tuple[int, int]:

@@ -1,5 +1,7 @@
 """NystromKRRCV: its k-fold scores against the path, its choice, grids and second pass."""
 
+import logging
+
 import numpy as np
 import pytest
 from krr_problems import path_problem, smooth_data
@@ -185,3 +187,19 @@ def test_cv_sample_weight_equivalence_with_the_choice_fixed(cv):
     check_sample_weight_equivalence_on_dense_data(
         "NystromKRRCV", NystromKRRCV(regs=[1e-3], length_scales=[1.0], n_centers=1000, cv=cv,
                                      random_state=0))
+
+
+def test_verbose_shows_progress_over_the_length_scales_and_logs_each(caplog, capsys):
+    X, y = smooth_data(400)
+    model = NystromKRRCV(Matern(nu=1.5), length_scales=[0.5, 1.0, 2.0], n_centers=40, random_state=0)
+    with caplog.at_level(logging.INFO, logger="spectral_leverage.krr.cv"):
+        model.set_params(verbose=True).fit(X, y)
+    logged = [r.getMessage() for r in caplog.records if r.name == "spectral_leverage.krr.cv"]
+    assert len(logged) == 3 and all("centres drawn at reg" in m and "best reg" in m for m in logged)
+    out, err = capsys.readouterr()
+    assert out == "" and "NystromKRRCV length scales" in err and "3/3" in err
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        model.set_params(verbose=False).fit(X, y)
+    assert not [r for r in caplog.records if r.name.startswith("spectral_leverage.krr")]
+    assert capsys.readouterr() == ("", "")
