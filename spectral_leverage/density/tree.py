@@ -70,6 +70,7 @@ from .._validation import (
     check_fitted_data,
     validate_params,
 )
+from ._kde_moments import anchor_powers, log_kde_moments, log_kde_slope
 from ._tree_pickling import _RebuildsTree
 from .bandwidth import _anchor_indices, _scale_factors, feature_bandwidths
 
@@ -250,15 +251,15 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
     def _direct(self, W: np.ndarray, moments: bool = False, hessian: bool = False) -> tuple:
         """Exact log-KDE at whitened rows W (module docstring): blocks of rows against all anchors,
         on all cores; with ``moments`` also its whitened gradient and curvature along it
-        (:func:`_log_kde_moments`), else None for them; with ``hessian`` (and ``moments``) a fourth
-        value, the whitened Hessians' upper triangles (:func:`_anchor_powers`' order)."""
+        (:mod:`~._kde_moments`), else None for them; with ``hessian`` (and ``moments``) a fourth
+        value, the whitened Hessians' upper triangles (:func:`~._kde_moments.anchor_powers`' order)."""
         centre = self._centre
         anchors = self._anchors - centre
         anchors_t = np.ascontiguousarray(anchors.T)
         half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
         out = np.empty(W.shape[0])
         gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
-        powers = _anchor_powers(anchors) if moments and hessian else None
+        powers = anchor_powers(anchors) if moments and hessian else None
         hessians = np.empty((W.shape[0], powers.shape[1] - W.shape[1])) if powers is not None else None
         # per row: the float64 exponents and their float32 exponentials (for the moments copied
         # back into the exponents' buffer as float64; the curvature alone takes one more row of
@@ -283,10 +284,10 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             if moments:
                 np.copyto(exponent, terms)
                 if hessian:
-                    gradient[rows], along[rows], hessians[rows] = _log_kde_moments(exponent, total, query,
+                    gradient[rows], along[rows], hessians[rows] = log_kde_moments(exponent, total, query,
                                                                                    powers)
                 else:
-                    gradient[rows], along[rows] = _log_kde_slope(exponent, total, query, anchors, anchors_t)
+                    gradient[rows], along[rows] = log_kde_slope(exponent, total, query, anchors, anchors_t)
             bar.update()
 
         try:
@@ -355,51 +356,3 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
 
     #: queries farther than this (in bandwidths) from every anchor are evaluated directly
     MAX_INTERPOLATION_DISTANCE = 1.5
-
-
-def _anchor_powers(anchors: np.ndarray) -> np.ndarray:
-    """The centred anchors' coordinates and their pairwise products :math:`a_i a_j`, i <= j, as
-    columns, shape (m, d + d(d+1)/2): one matrix product with the kernel terms gives the weighted
-    first and second moments (:func:`_log_kde_moments`)."""
-    upper = np.triu_indices(anchors.shape[1])
-    return np.hstack([anchors, anchors[:, upper[0]] * anchors[:, upper[1]]])
-
-
-def _log_kde_slope(terms: np.ndarray, total: np.ndarray, query: np.ndarray, anchors: np.ndarray,
-                   anchors_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""(gradient (k, d), curvature along it (k,)) of a Gaussian log-KDE in whitened coordinates at k
-    centred queries, as :func:`_log_kde_moments` without the Hessian: the curvature along the unit
-    gradient u is :math:`\mathrm{Var}_t[u \cdot a] - 1`, from the anchors' projections on u (2md
-    flops a query where the second moments take md(d+1)); ``anchors`` (m, d) centred, ``anchors_t``
-    their transpose."""
-    mean = (terms @ anchors) / total[:, None]  # E_t[a]
-    gradient = mean - query
-    norm = np.sqrt(np.einsum("ij,ij->i", gradient, gradient))
-    direction = gradient / np.where(norm > 0, norm, 1.0)[:, None]
-    projection = direction @ anchors_t  # u·a, (k, m)
-    projection *= projection
-    along = (np.einsum("ij,ij->i", terms, projection) / total
-             - np.einsum("ij,ij->i", direction, mean) ** 2 - 1.0)
-    return gradient, np.where(norm > 0, along, 0.0)
-
-
-def _log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray,
-                     powers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(gradient (k, d), curvature along it (k,), Hessian's upper triangle (k, d(d+1)/2)) of a
-    Gaussian log-KDE in whitened coordinates at
-    k centred queries, from their kernel terms (k, m) with row sums ``total`` and the anchors'
-    :func:`_anchor_powers` (module docstring). In float64: the second moments are of size about
-    ‖a‖² (bandwidths from the anchors' mean) and their variance loses about 1e-16 of that."""
-    d = query.shape[1]
-    moments = (terms @ powers) / total[:, None]  # E_t[a], E_t[a_i a_j]
-    mean, second = moments[:, :d], moments[:, d:]
-    gradient = mean - query
-    norm = np.sqrt(np.einsum("ij,ij->i", gradient, gradient))
-    direction = gradient / np.where(norm > 0, norm, 1.0)[:, None]
-    upper = np.triu_indices(d)
-    # the Hessian Cov_t[a] - I: E_t[a_i a_j] - E_t[a_i] E_t[a_j] - [i = j]
-    second -= mean[:, upper[0]] * mean[:, upper[1]]
-    second[:, upper[0] == upper[1]] -= 1.0
-    pairs = direction[:, upper[0]] * direction[:, upper[1]] * np.where(upper[0] == upper[1], 1.0, 2.0)
-    along = np.einsum("ij,ij->i", pairs, second)  # ĝᵀ H ĝ
-    return gradient, np.where(norm > 0, along, 0.0), second

@@ -1,0 +1,60 @@
+r"""The gradient and curvature of a Gaussian log-KDE at query points in whitened coordinates, from
+their kernel terms against the anchors: the direct KDE's moments (the formulas are in
+:mod:`spectral_leverage.density.tree`). All in float64: the second moments are of size about
+:math:`\lVert a \rVert^2` (bandwidths from the anchors' mean), and their variance loses about 1e-16
+of that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["anchor_powers", "log_kde_moments", "log_kde_slope"]
+
+
+def anchor_powers(anchors: np.ndarray) -> np.ndarray:
+    """The centred anchors' coordinates and their pairwise products :math:`a_i a_j`, i <= j, as
+    columns, shape (m, d + d(d+1)/2): one matrix product with the kernel terms gives the weighted
+    first and second moments (:func:`log_kde_moments`)."""
+    upper = np.triu_indices(anchors.shape[1])
+    return np.hstack([anchors, anchors[:, upper[0]] * anchors[:, upper[1]]])
+
+
+def _gradient(mean: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(gradient :math:`E_t[a] - w`, its norm, its direction (0 where the norm is))."""
+    gradient = mean - query
+    norm = np.sqrt(np.einsum("ij,ij->i", gradient, gradient))
+    return gradient, norm, gradient / np.where(norm > 0, norm, 1.0)[:, None]
+
+
+def log_kde_slope(terms: np.ndarray, total: np.ndarray, query: np.ndarray, anchors: np.ndarray,
+                  anchors_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient (k, d), curvature along it (k,)) at k centred queries, as :func:`log_kde_moments`
+    without the Hessian: the curvature from the anchors' projections on the gradient's direction
+    (2md flops a query where the second moments take md(d+1)); ``anchors`` (m, d) centred,
+    ``anchors_t`` their transpose."""
+    mean = (terms @ anchors) / total[:, None]  # E_t[a]
+    gradient, norm, direction = _gradient(mean, query)
+    projection = direction @ anchors_t  # u·a, (k, m)
+    projection *= projection
+    along = (np.einsum("ij,ij->i", terms, projection) / total
+             - np.einsum("ij,ij->i", direction, mean) ** 2 - 1.0)
+    return gradient, np.where(norm > 0, along, 0.0)
+
+
+def log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray,
+                    powers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(gradient (k, d), curvature along it (k,), Hessian's upper triangle (k, d(d+1)/2)) at k
+    centred queries, from their kernel terms (k, m) with row sums ``total`` and the anchors'
+    :func:`anchor_powers`."""
+    d = query.shape[1]
+    moments = (terms @ powers) / total[:, None]  # E_t[a], E_t[a_i a_j]
+    mean, second = moments[:, :d], moments[:, d:]
+    gradient, norm, direction = _gradient(mean, query)
+    upper = np.triu_indices(d)
+    # the Hessian Cov_t[a] - I: E_t[a_i a_j] - E_t[a_i] E_t[a_j] - [i = j]
+    second -= mean[:, upper[0]] * mean[:, upper[1]]
+    second[:, upper[0] == upper[1]] -= 1.0
+    pairs = direction[:, upper[0]] * direction[:, upper[1]] * np.where(upper[0] == upper[1], 1.0, 2.0)
+    along = np.einsum("ij,ij->i", pairs, second)  # ĝᵀ H ĝ
+    return gradient, np.where(norm > 0, along, 0.0), second
