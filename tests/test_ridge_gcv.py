@@ -56,3 +56,21 @@ def test_zero_weights_are_dropped_rows(fit_intercept):
     assert zero == pytest.approx(dropped, rel=1e-8)
     ours = factor_gcv(F.T, Y[:, 0], 1e-4, w, fit_intercept, memory_budget=8 * 30 * 50)  # 50-row blocks
     assert ours == pytest.approx(dropped, rel=1e-8)
+
+
+def test_factor_gcv_at_a_vanishing_reg_is_the_projection():
+    """On a rank-deficient factor (repeated columns): at λ far below rounding the eigenvalues above
+    rounding answer (the GCV of the projection onto F's columns); above it, Cholesky (the explicit
+    ridge hat matrix)."""
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(200, 6))
+    F = np.hstack([F, F[:, :2]])
+    y = F[:, 0] + 0.1 * rng.normal(size=200)
+    Fc, yc = F - F.mean(axis=0), y - y.mean()
+
+    def gcv(hat):
+        return np.sum((yc - hat @ yc) ** 2) / 200 / (1 - (np.trace(hat) + 1) / 200) ** 2
+
+    assert factor_gcv(F.T, y, 1e-300) == pytest.approx(gcv(Fc @ np.linalg.pinv(Fc)), rel=1e-8)
+    ridge = Fc @ np.linalg.solve(Fc.T @ Fc + 200 * 1e-3 * np.eye(8), Fc.T)
+    assert factor_gcv(F.T, y, 1e-3) == pytest.approx(gcv(ridge), rel=1e-8)
