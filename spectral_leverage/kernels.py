@@ -30,13 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cholesky
 from scipy.special import gammaln
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern, Product
 
 from ._validation import check_kernel_range, is_dask_collection
 
-__all__ = ["MIN_NU", "StationaryKernel", "check_spectral_nu", "indefinite_kernel_error",
-           "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density"]
+__all__ = ["CHOLESKY_JITTER", "MIN_NU", "StationaryKernel", "check_spectral_nu", "indefinite_kernel_error",
+           "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density", "upper_cholesky"]
 
 #: Smallest Matérn ν of the methods that read the spectral density (the spectral scores, random
 #: Fourier features). Below it the kernel is nearly white noise (its correlation drops to about
@@ -213,6 +214,10 @@ def check_spectral_nu(kernel: StationaryKernel, method: str, error: str, fix: st
         )
 
 
+#: relative to the mean diagonal of a kernel matrix: :func:`upper_cholesky`'s first jitter
+CHOLESKY_JITTER = 1e-10
+
+
 def indefinite_kernel_error(what: str) -> np.linalg.LinAlgError:
     """The error for a kernel matrix that Cholesky cannot factor, naming the usual cause and the fix.
 
@@ -230,6 +235,23 @@ def indefinite_kernel_error(what: str) -> np.linalg.LinAlgError:
         "than 0.5, 1.5 or 2.5 is inexact between duplicated rows (below nu = 0.5 by up to 1 %); drop "
         "duplicated rows, standardise X, or use nu = 0.5, 1.5 or 2.5."
     )
+
+
+def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
+    """Upper T with TᵀT = K + εI for a kernel matrix K: ε = 1e-10 times K's mean diagonal, raised
+    tenfold while the factorisation fails (at most seven times), then :func:`indefinite_kernel_error`.
+    The centres' factor of every Nyström fit, so that one centre set gives one model."""
+    scale = float(np.mean(np.diag(K))) or 1.0
+    jitter = CHOLESKY_JITTER * scale
+    for _ in range(8):
+        try:
+            A = K.copy()
+            A[np.diag_indices_from(A)] += jitter
+            return cholesky(A, lower=False, overwrite_a=True, check_finite=False), jitter
+        except np.linalg.LinAlgError:
+            jitter *= 10.0
+    raise indefinite_kernel_error(
+        f"Cholesky factorisation of the centres' kernel matrix failed even with jitter {jitter:.1e}")
 
 
 def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:

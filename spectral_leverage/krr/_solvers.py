@@ -49,31 +49,14 @@ from .._blocks import (
     progress,
     row_chunks,
 )
-from ..kernels import indefinite_kernel_error
 from ..ridge_gcv import centred_system
 
 __all__ = ["DIRECT_MAX_CENTERS", "normal_equations", "predict_block", "solve_cg",
-           "solve_normal_equations", "upper_cholesky", "whitened_blocks"]
+           "solve_normal_equations", "whitened_blocks"]
 
 DIRECT_MAX_CENTERS = 5000  # solver="auto" uses the direct solver up to this many centres
-_JITTER = 1e-10  # relative to the mean diagonal of K_JJ; raised tenfold while Cholesky fails
 _CG_TOL = 1e-10  # relative residual of the preconditioned system
 _CG_MAX_ITER = 500
-
-
-def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
-    """Upper T with TᵀT = K + εI, the jitter ε raised tenfold until the factorisation succeeds."""
-    scale = float(np.mean(np.diag(K))) or 1.0
-    jitter = _JITTER * scale
-    for _ in range(8):
-        try:
-            A = K.copy()
-            A[np.diag_indices_from(A)] += jitter
-            return cholesky(A, lower=False, overwrite_a=True, check_finite=False), jitter
-        except np.linalg.LinAlgError:
-            jitter *= 10.0
-    raise indefinite_kernel_error(
-        f"Cholesky factorisation of the centres' kernel matrix failed even with jitter {jitter:.1e}")
 
 
 def _chunks(X: np.ndarray, columns: int, m: int, memory_budget: float) -> list[slice]:

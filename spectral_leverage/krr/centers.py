@@ -15,8 +15,8 @@ from ..kernels import parse_kernel
 from ..samplers import SAMPLERS, CenterSelector, make_sampler
 from ..spectral import SpectralLeverage
 
-__all__ = ["AUTO_CENTERS_FACTOR", "CAPPED_UNIFORM_SHARE", "auto_centers", "center_budget", "choose_centers",
-           "draw_centers", "positive_rows", "sample_centers", "select_centers"]
+__all__ = ["AUTO_CENTERS_FACTOR", "CAPPED_UNIFORM_SHARE", "auto_centers", "center_budget", "draw_centers",
+           "positive_rows", "regressor_sampler", "sample_centers", "select_centers"]
 
 #: ``n_centers="auto"``: m = AUTO_CENTERS_FACTOR · d_eff(λ) (docs/notes/krr-cv.md)
 AUTO_CENTERS_FACTOR = 2.0
@@ -39,6 +39,16 @@ def positive_rows(X: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]
             "weight (a zero weight drops its row)."
         )
     return rows, weights[rows]
+
+
+def regressor_sampler(sampler, in_memory: bool):
+    """The regressors' ``sampler="auto"``: ``"adaptive-cholesky"`` (which reads y) for in-memory X,
+    ``"spectral"`` on Dask, where only the spectral sampler runs where the data are; any other
+    value as given. In memory the target-aware choice wins on error at a cost judged on the whole
+    fit (issue 36; docs/notes/centres.md)."""
+    if isinstance(sampler, str) and sampler == "auto":
+        return "adaptive-cholesky" if in_memory else "spectral"
+    return sampler
 
 
 def center_budget(memory_budget: float) -> int:
@@ -97,31 +107,17 @@ def _draws(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float,
     return m, sampler, share, not backend_for(X).in_memory
 
 
-def choose_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
-                   sample_weight: np.ndarray | None = None, y: np.ndarray | None = None,
-                   fit_intercept: bool = True) -> tuple[np.ndarray, int]:
-    """(unique sorted centre indices, number of draws): :func:`auto_centers` for ``"auto"``, then
-    :func:`draw_centers` (a selector's centres that are not rows, k-means', become the nearest
-    rows; one that reads the target is given ``y`` and ``fit_intercept``)."""
-    n_centers, sampler, share, replace = _draws(X, n_centers, sampler, kernel=kernel, reg=reg,
-                                                memory_budget=memory_budget, rng=rng)
-    idx = draw_centers(X, n_centers, sampler, kernel=kernel, reg=reg, rng=rng, replace=replace,
-                       sample_weight=sample_weight, memory_budget=memory_budget, uniform_share=share,
-                       y=y, fit_intercept=fit_intercept)
-    return idx, min(n_centers, X.shape[0])
-
-
 def select_centers(X, n_centers, sampler, *, kernel, reg: float, memory_budget: float, rng,
                    sample_weight: np.ndarray | None = None, y: np.ndarray | None = None,
                    fit_intercept: bool = True):
-    """(centres (m, d), their unique sorted row indices or None, number of draws).
-
-    As :func:`choose_centers`, except that a selector whose centres are not rows (``"kmeans"``,
-    :class:`~spectral_leverage.samplers.CenterSelector`) gives its points themselves, with None
-    for the indices. With ``sample_weight`` k-means weights the rows (and ``"adaptive-cholesky"``
-    its GCV errors); the other selectors choose among the rows of positive weight whatever their
-    weight. A selector that reads the target (``"adaptive-cholesky"``) is fitted on X and
-    ``y``, with the estimator's ``fit_intercept`` when built by name."""
+    """(centres (m, d), their unique sorted row indices or None, number of draws): for ``"auto"``
+    m from :func:`auto_centers`, then a selector's m centres
+    (:class:`~spectral_leverage.samplers.CenterSelector`; points with None for the indices when
+    they are not rows, as k-means'), or :func:`draw_centers`' draws. With ``sample_weight``
+    k-means weights the rows (and ``"adaptive-cholesky"`` its GCV errors and its k-means); the
+    other selectors choose among the rows of positive weight whatever their weight. A selector
+    that reads the target (``"adaptive-cholesky"``) is fitted on X and ``y``, with the
+    estimator's ``fit_intercept`` when built by name."""
     n_centers, sampler, share, replace = _draws(X, n_centers, sampler, kernel=kernel, reg=reg,
                                                 memory_budget=memory_budget, rng=rng)
     if n_centers < X.shape[0] and _is_selector(sampler):

@@ -32,8 +32,8 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..kernels import parse_kernel, resolve_kernel
-from .centers import choose_centers, positive_rows
-from .nystrom import SAMPLER, NystromKRR
+from .centers import positive_rows, regressor_sampler, select_centers
+from .nystrom import REGRESSOR_SAMPLER, NystromKRR
 from .reg_path import held_out_error, nystrom_path
 
 __all__ = ["NystromKRRCV", "default_length_scales", "default_regs", "explicit_splits",
@@ -172,8 +172,9 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         (docs/notes/krr-cv.md). An int or a splitter splits the rows of positive
         ``sample_weight``; explicit (train, test) pairs are row indices of X, and rows of zero
         weight leave them (:func:`explicit_splits`).
-    sampler : str or LeverageSampler, default="spectral"
-        As in :class:`NystromKRR`.
+    sampler : "auto", str or LeverageSampler, default="auto"
+        As in :class:`NystromKRR` (``"auto"`` is ``"adaptive-cholesky"``: X is in memory). Each
+        length scale's centres are chosen for its own kernel.
     fit_intercept : bool, default=True
     memory_budget : int, default=1 GiB
         As in :class:`NystromKRR`; also caps ``n_centers="auto"``.
@@ -235,7 +236,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         "length_scales": [None, "array-like"],
         "n_centers": [*POSITIVE_INT, StrOptions({"auto"})],
         "cv": [StrOptions({"gcv", "loo"}), NumericInterval(Integral, 2, None, closed="left"), "cv_object"],
-        "sampler": SAMPLER,
+        "sampler": REGRESSOR_SAMPLER,
         "fit_intercept": ["boolean"],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
@@ -243,7 +244,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, kernel=None, *, regs=None, length_scales=None, n_centers="auto", cv="loo",
-                 sampler="spectral", fit_intercept: bool = True,
+                 sampler="auto", fit_intercept: bool = True,
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
         self.kernel = kernel
         self.regs = regs
@@ -313,7 +314,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             fit_intercept=self.fit_intercept, memory_budget=self.memory_budget,
             random_state=int(seeds[best]), verbose=self.verbose,
         ).fit(X, y, sample_weight=sample_weight)
-        self.n_centers_ = int(self.best_estimator_.center_indices_.size)
+        self.n_centers_ = int(self.best_estimator_.centers_.shape[0])
         return self
 
     def _splits(self, X, Y, n: int, rows) -> list | None:
@@ -331,17 +332,18 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         """The criterion at every λ for one ℓ, on centres drawn at ``reg``."""
         start = time.perf_counter()
         kern = _with_length_scale(kernel, float(ell))
-        idx, _ = choose_centers(X, self.n_centers, self.sampler, kernel=kern, reg=reg,
-                                memory_budget=self.memory_budget, sample_weight=weights, y=Y,
-                                fit_intercept=self.fit_intercept, rng=np.random.default_rng(seed))
-        error, df = self._score(X, Y, weights, kern, X[idx], regs, splits)
+        centers, _, _ = select_centers(X, self.n_centers, regressor_sampler(self.sampler, True),
+                                       kernel=kern, reg=reg, memory_budget=self.memory_budget,
+                                       sample_weight=weights, y=Y, fit_intercept=self.fit_intercept,
+                                       rng=np.random.default_rng(seed))
+        error, df = self._score(X, Y, weights, kern, centers, regs, splits)
         folds = None if splits is None else error
         error = error if splits is None else error.mean(axis=0)
         if self.verbose:
             logger.info("NystromKRRCV: length scale %.4g, %d centres drawn at reg %.3g: best reg %.3g "
-                        "(criterion %.4g on the standardised target), %.2f s", ell, idx.size, reg,
+                        "(criterion %.4g on the standardised target), %.2f s", ell, len(centers), reg,
                         regs[np.argmin(error)], np.min(error), time.perf_counter() - start)
-        return dict(error=error, folds=folds, df=df, n_centers=idx.size)
+        return dict(error=error, folds=folds, df=df, n_centers=len(centers))
 
     @staticmethod
     def _best(passes: list) -> tuple[int, int]:

@@ -40,7 +40,7 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
-from ..kernels import parse_kernel, resolve_kernel
+from ..kernels import parse_kernel, resolve_kernel, upper_cholesky
 from ..samplers import SAMPLERS
 from ._solvers import (
     DIRECT_MAX_CENTERS,
@@ -48,16 +48,17 @@ from ._solvers import (
     predict_block,
     solve_cg,
     solve_normal_equations,
-    upper_cholesky,
 )
-from .centers import positive_rows, select_centers
+from .centers import positive_rows, regressor_sampler, select_centers
 
-__all__ = ["SAMPLER", "NystromKRR"]
+__all__ = ["REGRESSOR_SAMPLER", "SAMPLER", "NystromKRR"]
 
 logger = logging.getLogger(__name__)
 
 #: what a ``sampler`` parameter takes: a name of :data:`spectral_leverage.SAMPLERS` or a sampler
 SAMPLER = [StrOptions(set(SAMPLERS)), LeverageSampler]
+#: the regressors' ``sampler``: those, or ``"auto"`` (``centers.regressor_sampler``)
+REGRESSOR_SAMPLER = [StrOptions(set(SAMPLERS) | {"auto"}), LeverageSampler]
 
 
 class NystromKRR(RegressorMixin, BaseEstimator):
@@ -67,9 +68,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     the coefficients :math:`\alpha` of :math:`m` centres :math:`J` and an unpenalised intercept
     :math:`b` (weighted by ``sample_weight`` when given); without the intercept it solves
     :math:`(K_{nJ}^\top K_{nJ} + n\lambda K_{JJ})\alpha = K_{nJ}^\top y`, and with every point as a
-    centre this is exact KRR, :math:`\hat y = K(K + n\lambda I)^{-1}y`. The centres are drawn with
-    replacement with probabilities proportional to ridge leverage scores and de-duplicated
-    (the solvers: :mod:`spectral_leverage.krr._solvers`).
+    centre this is exact KRR, :math:`\hat y = K(K + n\lambda I)^{-1}y`. By default (in memory) the
+    centres are those of greedy or randomly pivoted Cholesky, or of k-means, whichever gives the
+    lowest GCV error on y (``"adaptive-cholesky"``); on Dask, and with ``sampler="spectral"``,
+    they are drawn with replacement with probabilities proportional to ridge leverage scores and
+    de-duplicated (the solvers: :mod:`spectral_leverage.krr._solvers`).
 
     Parameters
     ----------
@@ -83,16 +86,19 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         may be smaller. More than n warns and uses every point. ``"auto"``: twice the spectral
         estimate of :math:`d_\mathrm{eff}(\lambda)`, capped by ``memory_budget`` with a warning
         (:func:`~spectral_leverage.krr.centers.auto_centers`).
-    sampler : str or LeverageSampler, default="spectral"
-        A name from :data:`spectral_leverage.SAMPLERS` (``"spectral"``, ``"uniform"``,
-        ``"exact"``, ...) or a sampler object: cloned and fitted on X, unless it is already fitted
-        on n points, in which case its ``probabilities_`` are used as they are. The selectors
+    sampler : "auto", str or LeverageSampler, default="auto"
+        ``"auto"``: ``"adaptive-cholesky"`` for in-memory X, ``"spectral"`` for Dask X
+        (:func:`~spectral_leverage.krr.centers.regressor_sampler`). Else a name from
+        :data:`spectral_leverage.SAMPLERS` (``"spectral"``, ``"uniform"``, ``"exact"``, ...) or a
+        sampler object: cloned and fitted on X, unless it is already fitted on n points, in which
+        case its ``probabilities_`` are used as they are. The selectors
         (:data:`spectral_leverage.samplers.SELECTORS`: ``"kmeans"``, ``"greedy-cholesky"``,
         ``"rp-cholesky"``, ``"spectral-greedy"``, ``"adaptive-cholesky"``) choose ``n_centers``
         distinct centres at once instead of drawing; k-means' centres are points, not rows
         (``center_indices_`` is then None). ``"adaptive-cholesky"`` is given y: greedy or
-        randomly pivoted Cholesky, whichever has the lower GCV error at ``reg``. Measured against
-        one another in docs/notes/centres.md.
+        randomly pivoted Cholesky or k-means, whichever has the lowest GCV error at ``reg``
+        (:class:`~spectral_leverage.samplers.AdaptiveCholesky`). Measured against one another in
+        docs/notes/centres.md.
     fit_intercept : bool, default=True
         Fit the unpenalised intercept :math:`b` (as scikit-learn's ``Ridge``); without it the kernel,
         which decays away from the centres, must carry the target's mean.
@@ -116,8 +122,8 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     center_indices_ : ndarray of int, shape (m,), or None
-        Unique, sorted rows of the training X used as centres; None for ``sampler="kmeans"``,
-        whose centres are not rows.
+        Unique, sorted rows of the training X used as centres; None for k-means' centres
+        (``sampler="kmeans"``, or ``"adaptive-cholesky"`` when it chose them), which are not rows.
     centers_ : ndarray of shape (m, d)
         The centres: ``X[center_indices_]``, or the k-means centres.
     coef_ : ndarray of shape (m,) or (m, t)
@@ -125,6 +131,8 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     intercept_ : float or ndarray of shape (t,)
         :math:`b = \bar y - \bar k^\top \alpha` (weighted means over the training rows); 0.0
         with ``fit_intercept=False``.
+    sampler_ : str or LeverageSampler
+        The sampler used (``sampler`` with ``"auto"`` resolved).
     solver_ : str
         The solver used.
     n_iter_ : int
@@ -136,10 +144,11 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     Notes
     -----
     ``fit`` and ``predict`` run the same lines on Dask arrays (:mod:`spectral_leverage.backends`;
-    direct solver, spectral sampler): the centres and coefficients are NumPy arrays, equal to an
-    in-memory fit with the same sampler and seed (the coefficients to rounding: the per-block
-    normal equations are summed in another order); ``predict`` returns a lazy Dask array. The
-    intercept is fitted there too (its sums ride along); ``sample_weight`` is refused.
+    direct solver, spectral sampler, which ``"auto"`` is there): the centres and coefficients are
+    NumPy arrays, equal to an in-memory fit with ``sampler="spectral"`` and the same seed (the
+    coefficients to rounding: the per-block normal equations are summed in another order);
+    ``predict`` returns a lazy Dask array. The intercept is fitted there too (its sums ride along);
+    ``sample_weight`` is refused.
 
     Examples
     --------
@@ -169,7 +178,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         "kernel": KERNEL,
         "reg": POSITIVE,
         "n_centers": [*POSITIVE_INT, StrOptions({"auto"})],
-        "sampler": SAMPLER,
+        "sampler": REGRESSOR_SAMPLER,
         "fit_intercept": ["boolean"],
         "solver": [StrOptions({"auto", "direct", "cg"})],
         "memory_budget": MEMORY_BUDGET,
@@ -179,7 +188,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, n_centers: int = 100, *,
-                 sampler="spectral", fit_intercept: bool = True, solver: str = "auto",
+                 sampler="auto", fit_intercept: bool = True, solver: str = "auto",
                  memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False,
                  n_jobs=None):
         self.kernel = kernel
@@ -232,16 +241,17 @@ class NystromKRR(RegressorMixin, BaseEstimator):
         parse_kernel(kernel).check_inputs(X)
         reg = check_positive(self.reg, "reg")
         verbose = self.verbose and backend.in_memory  # no progress bars inside Dask tasks
+        sampler = regressor_sampler(self.sampler, backend.in_memory)
 
         start = time.perf_counter()
-        centers, idx, n_draws = select_centers(X, self.n_centers, self.sampler, kernel=kernel,
+        centers, idx, n_draws = select_centers(X, self.n_centers, sampler, kernel=kernel,
                                                reg=reg, memory_budget=self.memory_budget,
                                                sample_weight=weights, y=Y,
                                                fit_intercept=self.fit_intercept,
                                                rng=check_random_state(self.random_state))
         m = centers.shape[0]
         self._log("centre sampling (%s): %d unique centres of %d draws", start,
-                  self.sampler if isinstance(self.sampler, str) else type(self.sampler).__name__,
+                  sampler if isinstance(sampler, str) else type(sampler).__name__,
                   m, n_draws)
 
         start = time.perf_counter()
@@ -267,6 +277,7 @@ class NystromKRR(RegressorMixin, BaseEstimator):
 
         self.center_indices_ = idx if rows is None or idx is None else rows[idx]
         self.centers_ = centers
+        self.sampler_ = sampler
         self.coef_ = coef.ravel() if y_ndim == 1 else coef
         self.intercept_ = float(intercept[0]) if y_ndim == 1 else intercept
         self.solver_ = solver

@@ -34,8 +34,9 @@ import numpy as np
 from scipy.linalg import eigh, solve_triangular
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
+from ..kernels import upper_cholesky
 from ..ridge_gcv import centred_system, degrees_of_freedom, gcv_error
-from ._solvers import normal_equations, upper_cholesky, whitened_blocks
+from ._solvers import normal_equations, whitened_blocks
 
 __all__ = ["held_out_error", "nystrom_path"]
 

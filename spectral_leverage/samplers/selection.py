@@ -12,8 +12,10 @@ What kernel and GP practitioners use for inducing points, behind the sampler int
   pivoted Cholesky (Burt, Rasmussen & van der Wilk 2020; the initialisers of RobustGP).
 - ``"rp-cholesky"`` (:class:`RPCholeskyCenters`): randomly pivoted Cholesky (Chen, Epperly, Tropp &
   Webber 2023), pivots drawn by the residual diagonal.
+- ``"adaptive-cholesky"`` (:class:`AdaptiveCholesky`): the one of those three whose Nyström KRR
+  has the lowest GCV error on the target (``NystromKRR``'s default sampler in memory).
 
-Both Cholesky selectors run :func:`~spectral_leverage.pivoted_cholesky.rp_cholesky`; its
+The Cholesky selectors run :func:`~spectral_leverage.pivoted_cholesky.rp_cholesky`; its
 :math:`n' \times m` factor is kept within half of ``memory_budget`` by choosing among a uniform
 subsample of :math:`n' \le n` rows when n is larger (:func:`factor_rows`).
 
@@ -26,12 +28,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.spatial import cKDTree
 from sklearn.cluster import KMeans
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET
+from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_block, row_chunks
 from .._validation import (
     DEFAULT_REG,
     POSITIVE,
@@ -40,14 +43,15 @@ from .._validation import (
     check_target,
     validate_params,
 )
-from ..kernels import resolve_kernel
+from ..kernels import resolve_kernel, upper_cholesky
 from ..pivoted_cholesky import PIVOT_BLOCK, rp_cholesky
 from ..ridge_gcv import factor_gcv
 from ._dictionary import check_kernel
 from .uniform import UniformSampler
 
 __all__ = ["KMEANS_ITER", "AdaptiveCholesky", "CenterSelector",
-           "GreedyCholesky", "KMeansCenters", "RPCholeskyCenters", "factor_rows", "kmeans_centers"]
+           "GreedyCholesky", "KMeansCenters", "RPCholeskyCenters", "factor_rows", "kmeans_centers",
+           "nystrom_factor"]
 
 #: Lloyd iterations of k-means: converged k-means is no better (docs/notes/kernel-pca.md)
 KMEANS_ITER = 10
@@ -223,23 +227,26 @@ class RPCholeskyCenters(_CholeskySelector):
 
 
 class AdaptiveCholesky(_CholeskySelector):
-    r"""Greedy or randomly pivoted Cholesky centres, whichever fits the target better (the
-    ``"adaptive-cholesky"`` method).
+    r"""Greedy or randomly pivoted Cholesky centres, or k-means', whichever fits the target best (the
+    ``"adaptive-cholesky"`` method; ``NystromKRR``'s and ``NystromKRRCV``'s default in memory).
 
-    Which of the two wins depends on the target, not only on X (docs/notes/centres.md): greedy
-    pivoting covers the whole input range, boundary and sparse regions included, and wins where the
-    target is smooth and little noisy (CCPP: up to 28 % lower test error than randomly pivoted
-    Cholesky); randomly pivoted Cholesky follows the data's density and wins where isolated rows
-    carry noisy targets (CASP, where greedy spends its pivots on outliers: up to 10 % worse). Both
-    run for the m centres on the same rows, and each is scored by the generalised cross-validation
-    error of Nyström KRR at λ on its pivots, from its own factor
-    (:func:`~spectral_leverage.ridge_gcv.factor_gcv`: no kernel evaluated again); the lower wins.
-    A pilot with fewer pivots is not enough: at short length scales the better pivoting at m/4
-    pivots is not the better one at m. The cost is the two pivotings, :math:`O(n m^2)` each, and
-    two :math:`m \times m` Gram matrices.
+    Which one wins depends on the target, not only on X (docs/notes/centres.md): greedy pivoting
+    covers the whole input range, boundary and sparse regions included, and wins where the target
+    is smooth and little noisy (CCPP: up to 28 % lower test error than randomly pivoted Cholesky);
+    randomly pivoted Cholesky follows the data's density and wins where isolated rows carry noisy
+    targets (CASP, where greedy spends its pivots on outliers: up to 10 % worse); k-means' centres,
+    which are not rows, won at few centres (m = 50) on two held-out sets, by 4–8 %. The three run
+    for the m centres on the same rows, and each is scored by the generalised cross-validation
+    error of Nyström KRR at λ on its centres (:func:`~spectral_leverage.ridge_gcv.factor_gcv`):
+    the pivotings from their own factors (no kernel evaluated again), k-means from the Nyström
+    factor :math:`K_{nC}T^{-1}` of its centres C (:func:`nystrom_factor`). The lowest wins.
+    A pilot with fewer centres is not enough: at short length scales the better pivoting at m/4
+    pivots is not the better one at m. The cost is the two pivotings, :math:`O(n m^2)` each,
+    k-means (:math:`O(n m d)` a Lloyd iteration), k-means' factor (:math:`O(n m^2)`) and three
+    :math:`m \times m` Gram matrices.
 
     ``fit(X, y)`` is its use inside ``NystromKRR``; without y (``fit(X)``, an unsupervised use) it
-    is greedy pivoting: of the two, the smaller worst loss in the measurements above.
+    is greedy pivoting: of the two pivotings, the smaller worst loss in the measurements above.
 
     Parameters
     ----------
@@ -251,17 +258,20 @@ class AdaptiveCholesky(_CholeskySelector):
         Whether the scored Nyström KRR has an unpenalised intercept (``NystromKRR`` sets its own).
     memory_budget : int, default=1 GiB
         Bytes of the selection's temporaries: each factor is kept within half of it by choosing
-        among a uniform subsample of rows (:func:`factor_rows`), the same for both.
+        among a uniform subsample of rows (:func:`factor_rows`), the same for all three.
     random_state : int, numpy Generator or None, default=None
         Default seed of :meth:`sample` and :meth:`select`.
 
     Attributes
     ----------
-    pivoting_ : {"greedy", "random"}
-        The pivoting of the last selection.
+    pivoting_ : {"greedy", "random", "kmeans"}
+        The candidate of the last selection (``"kmeans"``: :meth:`select` returns points, not rows,
+        and :meth:`sample` the row nearest to each).
     gcv_errors_ : dict
-        The GCV error of each pivoting in the last selection (``{"greedy": ..., "random": ...}``);
-        empty without y or when the centres are every row.
+        The GCV error of each candidate in the last selection (``{"greedy": ..., "random": ...,
+        "kmeans": ...}``, in y's units squared; the choice is made on y divided by its largest
+        magnitude, so that it does not depend on y's scale); empty without y or when the centres
+        are every row.
 
     Examples
     --------
@@ -270,7 +280,7 @@ class AdaptiveCholesky(_CholeskySelector):
     >>> X = rng.uniform(size=(400, 2))
     >>> y = np.sin(6 * X[:, 0]) + 0.1 * rng.normal(size=400)
     >>> selector = AdaptiveCholesky(RBF(0.2), 1e-4, random_state=0).fit(X, y)
-    >>> selector.sample(40).shape, selector.pivoting_ in ("greedy", "random")
+    >>> selector.sample(40).shape, selector.pivoting_ in ("greedy", "random", "kmeans")
     ((40,), True)
     """
 
@@ -310,11 +320,47 @@ class AdaptiveCholesky(_CholeskySelector):
             self.pivoting_ = "greedy"
             return rows[self._pivots(X[rows], m, rng, True)[0]]
         w = None if sample_weight is None else sample_weight[rows]
-        pivots = {}
-        for name, greedy in (("greedy", True), ("random", False)):
-            pivots[name], F = self._pivots(X[rows], m, rng, greedy)
-            self.gcv_errors_[name] = factor_gcv(F.T, self._y[rows], self.reg, w, self.fit_intercept,
-                                                memory_budget=self.memory_budget / 4)
+        y = self._y[rows]
+        peak = float(np.max(np.abs(y), initial=0.0)) or 1.0  # y / peak: no squares under- or overflow
+        chosen, errors = {}, {}
+        for name in ("greedy", "random", "kmeans"):
+            chosen[name], F = self._candidate(name, X[rows], m, rng, w)
+            errors[name] = factor_gcv(F.T, y / peak, self.reg, w, self.fit_intercept,
+                                      memory_budget=self.memory_budget / 4)
             del F  # one factor at a time within the budget
-        self.pivoting_ = min(self.gcv_errors_, key=self.gcv_errors_.get)
-        return rows[pivots[self.pivoting_]]
+        self.pivoting_ = min(errors, key=errors.get)
+        with np.errstate(over="ignore", under="ignore"):
+            self.gcv_errors_ = {name: error * np.float64(peak) ** 2 for name, error in errors.items()}
+        best = chosen[self.pivoting_]
+        return best if best.ndim == 2 else rows[best]
+
+    def _candidate(self, name: str, X, m, rng, w) -> tuple[np.ndarray, np.ndarray]:
+        """(pivots of X, or k-means' centres (m, d); the Nyström factor of X on them)."""
+        if name != "kmeans":
+            return self._pivots(X, m, rng, name == "greedy")
+        centres = kmeans_centers(X, m, rng, w)
+        return centres, nystrom_factor(X, resolve_kernel(self.kernel), centres, self.memory_budget / 2)
+
+
+def nystrom_factor(X: np.ndarray, kernel, centres: np.ndarray, memory_budget: float) -> np.ndarray:
+    r"""F (n, m) with :math:`FF^\top = K_{nC}(K_{CC} + \varepsilon I)^{-1}K_{Cn}`:
+    :math:`F = K_{nC}T^{-1}`, T the upper Cholesky factor of :func:`~spectral_leverage.kernels.
+    upper_cholesky` (the jitter ε of every Nyström fit on centres C, so that the GCV scored here is
+    that of ``NystromKRR`` on them): the factor pivoted Cholesky would give on pivots C, for
+    centres that are not rows. Kernel blocks of rows sized by ``memory_budget`` (the (n, m)
+    result comes on top).
+
+    Examples
+    --------
+    >>> from sklearn.gaussian_process.kernels import RBF
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> F = nystrom_factor(X, RBF(), X[:5] + 0.1, 2**20)
+    >>> F.shape
+    (50, 5)
+    """
+    T = upper_cholesky(kernel(centres))[0]
+    F = np.empty((X.shape[0], centres.shape[0]))
+    for rows in row_chunks(X.shape[0], KERNEL_BYTES_PER_ENTRY * centres.shape[0], memory_budget):
+        F[rows] = solve_triangular(T, kernel_block(kernel, X[rows], centres).T, trans="T",
+                                   check_finite=False).T
+    return F

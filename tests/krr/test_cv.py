@@ -16,7 +16,7 @@ from spectral_leverage import NystromKRRCV
 from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
 from spectral_leverage._validation import expected_failed_checks
 from spectral_leverage.krr import NystromKRR
-from spectral_leverage.krr.centers import choose_centers
+from spectral_leverage.krr.centers import select_centers
 from spectral_leverage.krr.cv import default_length_scales, default_regs
 from spectral_leverage.krr.reg_path import nystrom_path
 
@@ -90,9 +90,25 @@ def test_sklearn_compatible(estimator, check):
 
 def _loo_pass(X, y, kernel, reg, seed, regs):
     """(leave-one-out errors at every λ, centres) on "auto" centres drawn at ``reg`` by ``seed``."""
-    idx, _ = choose_centers(X, "auto", "spectral", kernel=kernel, reg=reg,
-                            memory_budget=DEFAULT_MEMORY_BUDGET, rng=np.random.default_rng(seed))
-    return nystrom_path(X, y[:, None], kernel, X[idx], regs, criterion="loo")["error"], idx.size
+    centers, _, _ = select_centers(X, "auto", "adaptive-cholesky", kernel=kernel, reg=reg,
+                                   memory_budget=DEFAULT_MEMORY_BUDGET, y=y[:, None],
+                                   rng=np.random.default_rng(seed))
+    return nystrom_path(X, y[:, None], kernel, centers, regs, criterion="loo")["error"], len(centers)
+
+
+def test_cv_takes_centres_that_are_not_rows():
+    """k-means' centres (by name, or chosen by the default "adaptive-cholesky") are points: the
+    criteria are those of Nyström KRR on them and n_centers_ counts them (it read the indices,
+    None for k-means, and failed)."""
+    X, y = smooth_data(600, seed=3)
+    model = NystromKRRCV(regs=[1e-4, 1e-2], length_scales=[0.5, 1.0], n_centers=30, sampler="kmeans",
+                         random_state=0).fit(X, y)
+    assert model.best_estimator_.center_indices_ is None and model.n_centers_ == 30
+    assert np.all(model.cv_results_["n_centers"] == 30)
+    # the final fit's centres are the chosen ℓ's (the same seed), and its criterion is theirs
+    path = nystrom_path(X, y[:, None], model.kernel_, model.best_estimator_.centers_,
+                        np.array([model.reg_]), criterion="loo")
+    assert -model.best_score_ == pytest.approx(path["error"][0], rel=1e-8)
 
 
 def test_a_chosen_reg_below_the_middle_scores_its_length_scale_again_on_more_centres():

@@ -207,7 +207,8 @@ def test_too_many_centres_warns_and_uses_all():
 @pytest.mark.parametrize("solver", ["direct", "cg"])
 def test_multi_output_equals_per_column(solver):
     X, Y = smooth_data(800, seed=7, t=3)
-    kw = dict(kernel=Matern(0.5, nu=2.5), reg=1e-4, n_centers=80, solver=solver, random_state=1)
+    kw = dict(kernel=Matern(0.5, nu=2.5), reg=1e-4, n_centers=80, solver=solver, random_state=1,
+              sampler="spectral")  # centres that do not read y: the same for every column
     joint = NystromKRR(**kw).fit(X, Y)
     assert joint.coef_.shape == (len(joint.center_indices_), 3)
     pred = joint.predict(X)
@@ -223,6 +224,19 @@ def test_multi_output_equals_per_column(solver):
 
 
 # samplers, centres, transformer, verbosity
+def test_default_sampler_reads_y_in_memory():
+    """sampler="auto" (the default) is "adaptive-cholesky" for in-memory X (issue 36): the same
+    centres, and the resolved name in sampler_; a given sampler is kept as given."""
+    X, y = smooth_data(1000, seed=8)
+    kernel, reg = Matern(0.5, nu=1.5), 1e-3
+    default = NystromKRR(kernel, reg, 60, random_state=2).fit(X, y)
+    named = NystromKRR(kernel, reg, 60, sampler="adaptive-cholesky", random_state=2).fit(X, y)
+    assert default.sampler_ == "adaptive-cholesky"
+    np.testing.assert_array_equal(default.centers_, named.centers_)
+    np.testing.assert_array_equal(default.coef_, named.coef_)
+    assert NystromKRR(kernel, reg, 60, sampler="uniform", random_state=2).fit(X, y).sampler_ == "uniform"
+
+
 def test_sampler_objects():
     X, y = smooth_data(1000, seed=8)
     kernel, reg = Matern(0.5, nu=1.5), 1e-3

@@ -5,8 +5,8 @@ import pytest
 from krr_problems import FixedScores, path_problem
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
+from spectral_leverage.kernels import upper_cholesky
 from spectral_leverage.krr import NystromKRR
-from spectral_leverage.krr._solvers import upper_cholesky
 from spectral_leverage.krr.reg_path import held_out_error, nystrom_path
 
 KERNEL = Matern(0.3, nu=1.5)

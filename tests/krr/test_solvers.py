@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from sklearn.gaussian_process.kernels import Matern
 
+from spectral_leverage.kernels import upper_cholesky
 from spectral_leverage.krr import NystromKRR
-from spectral_leverage.krr._solvers import upper_cholesky
 
 
 @pytest.mark.parametrize("solver", ["direct", "cg"])

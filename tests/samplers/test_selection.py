@@ -116,11 +116,14 @@ def test_bad_requests_are_clear_errors(name):
 
 def _designs(design: str, seed: int = 0):
     """(X, y, X_test, f(X_test), kernel, λ): a smooth, nearly noiseless target on a square, where
-    covering the range wins (greedy), or a noisy one on heavy-tailed inputs, where greedy spends its
-    pivots on outliers and following the density wins (random)."""
+    covering the range wins (greedy), a noisy one on heavy-tailed inputs, where greedy spends its
+    pivots on outliers and following the density wins (random), or a noisy one on normal inputs,
+    where k-means' centres (not rows) can win at few centres."""
     rng = np.random.default_rng(seed)
     if design == "smooth":
         X, noise, kernel, reg = rng.uniform(-1, 1, size=(2500, 2)), 0.01, RBF(0.4), 1e-6
+    elif design == "normal":
+        X, noise, kernel, reg = rng.normal(size=(2500, 2)), 0.3, Matern(1.0, nu=1.5), 1e-4
     else:
         X, noise, kernel, reg = 0.5 * rng.standard_t(1.5, size=(2500, 2)), 1.0, Matern(0.5, nu=1.5), 1e-4
     f = np.sin(4 * X[:, 0]) + np.cos(3 * X[:, 1])
@@ -143,8 +146,51 @@ def test_adaptive_cholesky_takes_the_pivoting_that_predicts_better(design, winne
     best = min(errors["greedy-cholesky"], errors["rp-cholesky"])
     assert errors["adaptive-cholesky"] == best
     assert best < 0.8 * max(errors["greedy-cholesky"], errors["rp-cholesky"])  # a real difference
-    assert chosen.pivoting_ == winner and set(chosen.gcv_errors_) == {"greedy", "random"}
+    assert chosen.pivoting_ == winner and set(chosen.gcv_errors_) == {"greedy", "random", "kmeans"}
     assert chosen.gcv_errors_[winner] == min(chosen.gcv_errors_.values())
+
+
+def test_adaptive_cholesky_takes_kmeans_centres_when_they_score_best():
+    """k-means is the third candidate: where its GCV error is the lowest its centres (points, not
+    rows) are the selection, scored as Nyström KRR on them (``nystrom_path``), and NystromKRR fits
+    on them; on this design they predict better than either pivoting's."""
+    from spectral_leverage.krr.reg_path import nystrom_path
+
+    X, y, X_test, f_test, kernel, reg = _designs("normal", seed=3)
+    rng = np.random.default_rng(0)
+    rng.integers(2**31 - 1)  # NystromKRR(random_state=0)'s stream, as it reaches the selection
+    chosen = AdaptiveCholesky(kernel, reg).fit(X, y)
+    centres, idx = chosen.select(20, random_state=rng)
+    assert chosen.pivoting_ == "kmeans" and idx is None and centres.shape == (20, 2)
+    path = nystrom_path(X, y[:, None], kernel, centres, np.array([reg]))
+    assert chosen.gcv_errors_["kmeans"] == pytest.approx(path["error"][0], rel=1e-8)
+    assert chosen.gcv_errors_["kmeans"] < min(chosen.gcv_errors_["greedy"], chosen.gcv_errors_["random"])
+    errors = {}
+    for name in ("greedy-cholesky", "rp-cholesky", "adaptive-cholesky"):
+        model = NystromKRR(kernel, reg, 20, sampler=name, random_state=0).fit(X, y)
+        errors[name] = np.sqrt(np.mean((model.predict(X_test) - f_test) ** 2))
+    np.testing.assert_array_equal(model.centers_, centres)  # adaptive-cholesky took k-means' points
+    assert model.center_indices_ is None
+    assert errors["adaptive-cholesky"] < min(errors["greedy-cholesky"], errors["rp-cholesky"])
+
+
+def test_nystrom_factor_is_the_nystrom_approximation():
+    """F F^T = K_nC (K_CC + εI)^-1 K_Cn with NystromKRR's jitter ε, also when C has a repeated point
+    (a singular K_CC), in any row blocks."""
+    from spectral_leverage.kernels import upper_cholesky
+    from spectral_leverage.samplers.selection import nystrom_factor
+
+    rng = np.random.default_rng(0)
+    X, C = rng.normal(size=(300, 3)), rng.normal(size=(12, 3))
+    for repeated in (False, True):
+        if repeated:
+            C[5] = C[4]
+        F = nystrom_factor(X, KERNEL, C, memory_budget=40 * 12 * 7)  # about 7 rows a block
+        jitter = upper_cholesky(KERNEL(C))[1]
+        K_nC = KERNEL(X, C)
+        expected = K_nC @ np.linalg.solve(KERNEL(C) + jitter * np.eye(12), K_nC.T)
+        np.testing.assert_allclose(F @ F.T, expected, atol=1e-9)
+        assert F.shape == (300, 12)
 
 
 def test_adaptive_cholesky_without_a_target_is_greedy():
@@ -160,8 +206,8 @@ def test_adaptive_cholesky_without_a_target_is_greedy():
 
 def test_adaptive_cholesky_scores_the_model_it_serves():
     """Its GCV errors are those of Nyström KRR with or without an intercept on each pivoting's
-    centres; NystromKRRCV's centre choice (``choose_centers``) gives it y as NystromKRR does."""
-    from spectral_leverage.krr.centers import choose_centers
+    centres; NystromKRRCV's centre choice (``select_centers``) gives it y as NystromKRR does."""
+    from spectral_leverage.krr.centers import select_centers
     from spectral_leverage.krr.reg_path import nystrom_path
 
     X, y, *_, kernel, reg = _designs("outliers")
@@ -174,9 +220,10 @@ def test_adaptive_cholesky_scores_the_model_it_serves():
                                 fit_intercept=fit_intercept)
             assert chosen.gcv_errors_[name] == pytest.approx(path["error"][0], rel=1e-8)
     model = NystromKRR(kernel, reg, 40, sampler="adaptive-cholesky", random_state=0).fit(X, y)
-    idx, _ = choose_centers(X, 40, "adaptive-cholesky", kernel=kernel, reg=reg, memory_budget=2**30,
-                            rng=np.random.default_rng(0), y=y[:, None])
+    centres, idx, _ = select_centers(X, 40, "adaptive-cholesky", kernel=kernel, reg=reg,
+                                     memory_budget=2**30, rng=np.random.default_rng(0), y=y[:, None])
     np.testing.assert_array_equal(idx, model.center_indices_)
+    np.testing.assert_array_equal(centres, model.centers_)
     with pytest.raises(ValueError, match="reg"):
         AdaptiveCholesky(kernel, None).fit(X, y)
 
