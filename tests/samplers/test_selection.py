@@ -174,6 +174,21 @@ def test_adaptive_cholesky_takes_kmeans_centres_when_they_score_best():
     assert errors["adaptive-cholesky"] < min(errors["greedy-cholesky"], errors["rp-cholesky"])
 
 
+def test_adaptive_cholesky_takes_kmeans_without_a_race_from_race_max_centers(monkeypatch):
+    """From RACE_MAX_CENTERS centres on (lowered here to 30) no candidate is scored: the centres are
+    k-means' on every row, the same as KMeansCenters' from the same stream; below it the race runs."""
+    from spectral_leverage.samplers import selection
+
+    monkeypatch.setattr(selection, "RACE_MAX_CENTERS", 30)
+    X, y, *_, kernel, reg = _designs("outliers")
+    chosen = AdaptiveCholesky(kernel, reg).fit(X, y)
+    centres, idx = chosen.select(30, random_state=0)
+    assert idx is None and chosen.pivoting_ == "kmeans" and chosen.gcv_errors_ == {}
+    np.testing.assert_array_equal(centres, KMeansCenters().fit(X).select(30, random_state=0)[0])
+    chosen.select(29, random_state=0)
+    assert set(chosen.gcv_errors_) == {"greedy", "random", "kmeans"}
+
+
 def test_nystrom_factor_is_the_nystrom_approximation():
     """F F^T = K_nC (K_CC + εI)^-1 K_Cn with NystromKRR's jitter ε, also when C has a repeated point
     (a singular K_CC), in any row blocks."""
