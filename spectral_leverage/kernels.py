@@ -30,14 +30,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cholesky
+from scipy.linalg import cholesky, solve_triangular
 from scipy.special import gammaln
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern, Product
 
+from ._blocks import kernel_block
 from ._validation import check_kernel_range, is_dask_collection
 
 __all__ = ["CHOLESKY_JITTER", "MIN_NU", "StationaryKernel", "check_spectral_nu", "indefinite_kernel_error",
-           "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density", "upper_cholesky"]
+           "log_spectral_density", "parse_kernel", "resolve_kernel", "spectral_density", "upper_cholesky",
+           "whitened_kernel"]
 
 #: Smallest Matérn ν of the methods that read the spectral density (the spectral scores, random
 #: Fourier features). Below it the kernel is nearly white noise (its correlation drops to about
@@ -252,6 +254,14 @@ def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
             jitter *= 10.0
     raise indefinite_kernel_error(
         f"Cholesky factorisation of the centres' kernel matrix failed even with jitter {jitter:.1e}")
+
+
+def whitened_kernel(kernel, X: np.ndarray, centers: np.ndarray, T: np.ndarray) -> np.ndarray:
+    r""":math:`B^\top = T^{-\top} K_{XC}^\top`, shape (m, b), for the b rows of X, the m centres C
+    and T from :func:`upper_cholesky` of :math:`K_{CC}`: the Nyström features of the rows, with
+    :math:`BB^\top = K_{XC}(K_{CC} + \varepsilon I)^{-1}K_{CX}`."""
+    return solve_triangular(T, kernel_block(kernel, X, centers).T, trans="T", lower=False,
+                            check_finite=False)
 
 
 def log_spectral_density(kernel: StationaryKernel, r, d: int) -> np.ndarray:

@@ -49,6 +49,7 @@ from .._blocks import (
     progress,
     row_chunks,
 )
+from ..kernels import whitened_kernel
 from ..ridge_gcv import centred_system
 
 __all__ = ["DIRECT_MAX_CENTERS", "normal_equations", "predict_block", "solve_cg",
@@ -65,20 +66,16 @@ def _chunks(X: np.ndarray, columns: int, m: int, memory_budget: float) -> list[s
     return list(row_chunks(X.shape[0], KERNEL_BYTES_PER_ENTRY * m + extra, memory_budget))
 
 
-def _whiten(shared: tuple, block: np.ndarray) -> np.ndarray:
-    """:math:`B^\top = T^{-\top} K_{bJ}^\top`, shape (m, b), of a block of rows."""
-    kernel, centers, T = shared
-    return solve_triangular(T, kernel_block(kernel, block, centers).T, trans="T", lower=False,
-                            check_finite=False)
 
 
 def whitened_blocks(X: np.ndarray, shared: tuple, memory_budget: float, columns: int = 1,
                     verbose: bool = False, desc: str = "NystromKRR fit"):
     r"""Yield ``(rows, Bᵀ)`` over row blocks of X with :math:`B^\top = T^{-\top} K_{bJ}^\top`, shape
     (m, b), for ``shared = (kernel, centers, T)``; ``columns`` targets ride along in the budget."""
-    chunks = _chunks(X, columns, shared[1].shape[0], memory_budget)
+    kernel, centers, T = shared
+    chunks = _chunks(X, columns, centers.shape[0], memory_budget)
     for rows in progress(chunks, verbose=verbose, desc=desc, unit="block"):
-        yield rows, _whiten(shared, X[rows])
+        yield rows, whitened_kernel(kernel, X[rows], centers, T)
 
 
 def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget: float,
@@ -91,7 +88,8 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
     The row blocks are split among :func:`~spectral_leverage._blocks.max_threads` threads, each with
     a fixed share of the blocks and its own sums (added in a fixed order: deterministic for a given
     ``n_jobs``), within ``memory_budget`` together."""
-    m, n_threads = shared[1].shape[0], max_threads()
+    kernel, centers, T = shared
+    m, n_threads = centers.shape[0], max_threads()
     chunks = _chunks(X, Y.shape[1], m, memory_budget / n_threads)
     runs = [chunks[i::n_threads] for i in range(min(n_threads, len(chunks)))]
     sums: list = [None] * len(runs)
@@ -101,7 +99,7 @@ def normal_equations(X: np.ndarray, Y: np.ndarray, shared: tuple, memory_budget:
         H, c = np.zeros((m, m), order="F"), np.zeros((m, Y.shape[1]))
         s, sy, total = np.zeros(m), np.zeros(Y.shape[1]), 0.0
         for rows in runs[run]:
-            Bt, Yb = _whiten(shared, X[rows]), Y[rows]
+            Bt, Yb = whitened_kernel(kernel, X[rows], centers, T), Y[rows]
             w = np.ones(Yb.shape[0]) if weights is None else weights[rows]
             H = dsyrk(1.0, Bt if weights is None else Bt * np.sqrt(w), beta=1.0, c=H, trans=0, lower=0,
                       overwrite_c=1)

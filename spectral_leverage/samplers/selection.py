@@ -28,13 +28,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from scipy.spatial import cKDTree
 from sklearn.cluster import KMeans
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, kernel_block, row_chunks
+from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
 from .._validation import (
     DEFAULT_REG,
     POSITIVE,
@@ -43,7 +42,7 @@ from .._validation import (
     check_target,
     validate_params,
 )
-from ..kernels import resolve_kernel, upper_cholesky
+from ..kernels import resolve_kernel, upper_cholesky, whitened_kernel
 from ..pivoted_cholesky import PIVOT_BLOCK, rp_cholesky
 from ..ridge_gcv import factor_gcv
 from ._dictionary import check_kernel
@@ -370,6 +369,5 @@ def nystrom_factor(X: np.ndarray, kernel, centres: np.ndarray, memory_budget: fl
     T = upper_cholesky(kernel(centres))[0]
     F = np.empty((X.shape[0], centres.shape[0]))
     for rows in row_chunks(X.shape[0], KERNEL_BYTES_PER_ENTRY * centres.shape[0], memory_budget):
-        F[rows] = solve_triangular(T, kernel_block(kernel, X[rows], centres).T, trans="T",
-                                   check_finite=False).T
+        F[rows] = whitened_kernel(kernel, X[rows], centres, T).T
     return F
