@@ -45,28 +45,15 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..base import LeverageSampler
-from ..density import BinnedDensity, KNNDensity, TreeDensity, _anchor_indices, robust_range, robust_scale
+from ..density import KNNDensity, _anchor_indices
 from ..kernels import check_spectral_nu, parse_kernel, resolve_kernel
-from ._ambient import (
-    AmbientDensity,
-    ambient_block,
-    bin_block,
-    capped_scores,
-    check_spread,
-    choose_dimension,
-    far_block,
-    given_density,
-    knn_density_block,
-    knn_radius_block,
-)
+from ._ambient import capped_scores, check_spread, choose_dimension, given_density
+from ._density_step import DensityStep
 from .full_scale import full_scale_scores
 from .plan import full_scale_plan, pivots_for
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
 
-__all__ = ["AUTO_GRID_BYTES", "SpectralLeverage"]
-
-#: ``kde="auto"`` bins only grids of at most this many bytes (three float64 copies, 256 MiB)
-AUTO_GRID_BYTES = 2**28
+__all__ = ["SpectralLeverage"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +67,7 @@ def _stage(bar, done: str) -> None:
     bar.update(1)
 
 
-class SpectralLeverage(LeverageSampler):
+class SpectralLeverage(DensityStep, LeverageSampler):
     r"""Approximate ridge leverage scores from the input density (Chen & Yang, 2021), refined where
     the density formula is out of its regime.
 
@@ -126,8 +113,10 @@ class SpectralLeverage(LeverageSampler):
     kde : {"auto", "binned", "tree"}, default="auto"
         Gaussian KDE of the ambient path: :class:`~spectral_leverage.density.BinnedDensity` or
         :class:`~spectral_leverage.density.TreeDensity`; "auto" bins when the grid fits in
-        ``memory_budget`` and in :data:`AUTO_GRID_BYTES` (typically d <= 3): the grids the
-        binned path was validated and timed with; larger ones, in 4-D, go to the tree.
+        ``memory_budget`` and in
+        :data:`~spectral_leverage.spectral._density_step.AUTO_GRID_BYTES` (typically d <= 3):
+        the grids the binned path was validated and timed with; larger ones, in 4-D, go to the
+        tree.
     boundary : bool, default=True
         Correct the scores near faces of the support by a half-space model read off the KDE's
         slope (:mod:`spectral_leverage.spectral.boundary`), on both ambient KDEs.
@@ -286,39 +275,7 @@ class SpectralLeverage(LeverageSampler):
         self.intrinsic_dim_, on_manifold = choose_dimension(self.intrinsic_dim, Z, int(active.sum()),
                                                             self.density is not None, self._max_samples,
                                                             self.random_state)
-        if self.density is not None:
-            p_unit = p_score = given_density(self.density, X) * self._mean_length**self.intrinsic_dim_
-        elif on_manifold:
-            self._model = self._density_model(True).fit(Z)
-            training = anchors is None  # the tree holds every row: each finds itself
-            shared = backend.share(self._model)
-            radius = backend.persist(backend.map_rows(knn_radius_block, X, shared, active,
-                                                      self._length, training))
-            (floor,) = backend.compute(np.where(radius > 0, radius, np.inf).min())
-            p_unit = p_score = backend.map_rows(knn_density_block, radius, shared,
-                                                float(floor) if np.isfinite(floor) else None, training)
-        else:
-            scale = robust_scale(std[active], rows[:, active])  # the anchors' 0.1 % quantiles
-            bulk = robust_range(rows[:, active])
-            self._model = self._binned_layout(n, scale, low[active], high[active], bulk)
-            if self._model is not None:
-                if self._model.has_far_rows_:  # one more pass: the rows outside the grid's box
-                    far = backend.select_rows(far_block, X, backend.share(self._model), active)
-                    self._model.set_far_rows(far[:, active])
-                (counts,) = backend.sum_blocks(bin_block, X, args=(backend.share(self._model), active))
-                self._model.smooth(counts, n)
-            else:
-                # C order: the anchors' standard deviations (bandwidths) depend on summation order
-                self._model = self._density_model(False).fit(np.ascontiguousarray(rows[:, active]))
-                if n > self._model.n_tree_:  # interpolated: the anchors' densities made once
-                    self._model._prepare_interpolation()
-            self._ambient = self._ambient_for(self._model).prepare()
-            shared = backend.share(self._ambient)
-            if self._ambient.boundary is None:
-                p_unit = p_score = backend.persist(backend.map_rows(ambient_block, X, shared, active, n))
-            else:
-                both = backend.persist(backend.map_rows(ambient_block, X, shared, active, n, columns=2))
-                p_unit, p_score = both[:, 0], both[:, 1]
+        p_unit, p_score = self._density(backend, X, Z, rows, anchors, on_manifold, low, high, std)
         t_density = time.perf_counter() - start
         _stage(bar, "density")
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
@@ -373,29 +330,6 @@ class SpectralLeverage(LeverageSampler):
         self._length, self._mean_length = length, float(np.exp(np.mean(np.log(length))))
         return True
 
-    def _density_model(self, on_manifold: bool):
-        """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE."""
-        if on_manifold:
-            return KNNDensity(
-                self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self._max_samples,
-                memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
-            )
-        return TreeDensity(
-            self.bandwidth, max_samples=self._max_samples,
-            memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
-        )
-
-    def _binned_layout(self, n: int, std, low, high, bulk) -> BinnedDensity | None:
-        """The binned KDE with its grid laid out for the active features' statistics, or None when
-        the tree KDE is to be used (``kde="tree"``, or "auto" and the grid exceeds the budget)."""
-        if self.kde == "tree":
-            return None
-        binned = BinnedDensity(self.bandwidth, memory_budget=self.memory_budget, verbose=self.verbose)
-        binned.set_layout(n, std, low, high, bulk)
-        if self.kde == "auto" and not binned.fits_budget(min(self.memory_budget, AUTO_GRID_BYTES)):
-            return None
-        return binned.check_budget()
-
     def _unit(self, X: np.ndarray) -> np.ndarray:
         """Active features divided by their length scales: the geometry the kernel sees."""
         return X[:, self._active] / self._length
@@ -427,11 +361,6 @@ class SpectralLeverage(LeverageSampler):
                 "with a callable density, not an array."
             )
         return self._scores_from_density(p_unit, n)
-
-    def _ambient_for(self, model: BinnedDensity | TreeDensity) -> AmbientDensity:
-        """The fitted ambient KDE ``model`` as the scores see it (boundary-corrected by default)."""
-        return AmbientDensity(model, self._length,
-                              (self._spec.unit, self._reg, self.intrinsic_dim_) if self.boundary else None)
 
     def _scores_from_density(self, p_unit: np.ndarray, n: int) -> np.ndarray:
         """h(p) in unit-length-scale coordinates and dimension d', capped at the isolated-point bound."""
