@@ -1,28 +1,29 @@
-"""Nyström KRR with λ and ℓ chosen by leave-one-out, GCV or k-fold cross-validation.
+"""Nyström KRR with λ, ℓ and the number of centres chosen by leave-one-out, GCV or k-fold
+cross-validation.
 
-For each length scale the centres are drawn once and every λ is scored along the path of
-:mod:`spectral_leverage.krr.reg_path` (its docstring states the criteria); a grid search would
-refit once per (λ, ℓ, fold).
+For each length scale and number of centres the centres are chosen once and every λ is scored
+along the path of :mod:`spectral_leverage.krr.reg_path` (its docstring states the criteria); the
+number of centres follows the error curve of :mod:`spectral_leverage.krr.center_curve`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from numbers import Integral
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from scipy.spatial.distance import pdist
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET, progress
+from .._blocks import DEFAULT_MEMORY_BUDGET
 from .._validation import (
     KERNEL,
     MEMORY_BUDGET,
+    POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
     NumericInterval,
@@ -32,124 +33,43 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..kernels import parse_kernel, resolve_kernel
-from .centers import positive_rows, regressor_sampler, select_centers
+from .center_curve import center_sizes, grow_centers
+from .centers import center_budget, positive_rows, regressor_sampler, select_centers
+from .cv_inputs import (
+    check_grid,
+    default_length_scales,
+    default_regs,
+    explicit_splits,
+    standardised_target,
+    with_length_scale,
+)
 from .nystrom import REGRESSOR_SAMPLER, NystromKRR
 from .reg_path import held_out_error, nystrom_path
 
-__all__ = ["NystromKRRCV", "default_length_scales", "default_regs", "explicit_splits",
-           "standardised_target"]
+__all__ = ["LOO_ROWS", "NystromKRRCV"]
 
 logger = logging.getLogger(__name__)
 
-_N_REGS = 20
-_LENGTH_FACTORS = (0.125, 0.25, 0.5, 1.0)
-_MEDIAN_ROWS = 1000
-
-
-def default_regs(n: int) -> np.ndarray:
-    r"""The default λ grid: 20 values log-spaced from :math:`10^{-1}` down to :math:`10^{-3}/n`.
-
-    On standardised inputs with a unit-amplitude kernel, :math:`n\lambda` is compared with the
-    eigenvalues of K, which run from about n down to 0: the grid spans over-smoothing (nλ ≈ n/10)
-    to interpolation of all but the smallest components (nλ = 10⁻³), below the
-    :math:`n^{-1}`–:math:`n^{-1/2}` range of the minimax rates.
-    """
-    return np.geomspace(1e-1, 1e-3 / n, _N_REGS)
-
-
-def default_length_scales(X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The default ℓ grid: the median distance between rows (of at most 1000 drawn at random; the
-    "median heuristic") times 1/8, 1/4, 1/2 and 1."""
-    rows = X if X.shape[0] <= _MEDIAN_ROWS else X[rng.choice(X.shape[0], _MEDIAN_ROWS, replace=False)]
-    median = float(np.median(pdist(rows)))
-    return median * np.asarray(_LENGTH_FACTORS) if median > 0 else np.ones(1)
-
-
-def _check_grid(values, name: str) -> np.ndarray:
-    try:
-        grid = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        grid = np.empty(0)
-    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-        raise ValueError(
-            f"{name} must be a non-empty 1-D sequence of finite values > 0, got {values!r}; "
-            f"pass None for the default grid."
-        )
-    return np.unique(grid)
-
-
-def standardised_target(Y: np.ndarray, weights: np.ndarray | None,
-                        fit_intercept: bool) -> tuple[np.ndarray, float]:
-    r"""(Y centred by its weighted mean when ``fit_intercept`` and divided by a scale s, s): the
-    criteria are then computed on values of order one, whatever y's units. On y itself their
-    squares under- or overflow (y × 1e-200 gave every criterion 0, y × 1e155 gave inf, and the
-    largest λ and shortest ℓ were chosen). s is the weighted root mean square of the centred
-    values (one s for every output, so the mean over outputs weighs them as before; computed
-    relative to the largest :math:`|y|`, so that its squares stay in range), 1 for a constant y.
-    The chosen (λ, ℓ) do not change: an intercept absorbs the shift, and the criteria scale
-    by :math:`s^2`."""
-    peak = float(np.max(np.abs(Y), initial=0.0))
-    if peak == 0:
-        return Y, 1.0
-    Y = Y / peak
-    if fit_intercept:
-        Y = Y - np.average(Y, axis=0, weights=weights)
-    spread = float(np.sqrt(np.average(np.mean(Y**2, axis=1), weights=weights)))
-    if spread == 0:
-        return Y, 1.0
-    return Y / spread, peak * spread
-
-
-def explicit_splits(splits, n: int, rows: np.ndarray | None) -> list:
-    """The user's (train, test) pairs of row indices of X (n rows) as indices into ``rows``, the
-    rows of positive weight (None: every row): zero-weight rows leave both sides. A ``ValueError``
-    names ``cv`` for indices outside 0..n-1 and for a split left without two training rows or a
-    held-out row of positive weight."""
-    position = np.arange(n)
-    if rows is not None:
-        position = np.full(n, -1)
-        position[rows] = np.arange(rows.size)
-    out = []
-    for k, pair in enumerate(splits):
-        mapped = []
-        for side, idx in zip(("train", "test"), pair, strict=True):
-            idx = np.asarray(idx)
-            if idx.dtype == bool and idx.shape == (n,):
-                idx = np.flatnonzero(idx)
-            if idx.ndim != 1 or (idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0
-                                               or idx.max() >= n)):
-                raise ValueError(f"cv's split {k} has {side} indices that are not rows 0..{n - 1} of X: "
-                                 "give (train, test) pairs of row indices of X.")
-            at = position[idx.astype(np.intp)]
-            mapped.append(at[at >= 0])
-        if mapped[0].size < 2 or mapped[1].size == 0:
-            raise ValueError(f"cv's split {k} leaves {mapped[0].size} training and {mapped[1].size} "
-                             "held-out rows of positive sample_weight: give every split at least two "
-                             "training rows and one held-out row of positive weight.")
-        out.append(tuple(mapped))
-    return out
-
-
-def _with_length_scale(kernel, length_scale: float):
-    """A clone of ``kernel`` (Matérn or RBF, possibly times a constant) with another length scale."""
-    key = next(k for k in kernel.get_params() if k.endswith("length_scale"))
-    return clone(kernel).set_params(**{key: length_scale})
+#: ``cv="loo"`` on more rows than this: the criterion is the mean leave-one-out error of this many
+#: rows drawn at random (the same for every (ℓ, m, λ)), which saves most of the second pass over
+#: the data; its relative standard error is about :math:`\sqrt{2/50\,000} = 0.6\,\%` for
+#: Gaussian residuals, and less for the differences that choose (the rows are shared)
+LOO_ROWS = 50_000
 
 
 class NystromKRRCV(RegressorMixin, BaseEstimator):
     r"""Nyström kernel ridge regression with λ and ℓ chosen by GCV, leave-one-out or k-fold CV.
 
-    For each length scale ℓ of the grid the centres are drawn once (leverage scores at the grid's
-    geometric-middle λ, ``n_centers`` of them, ``"auto"`` by
-    :func:`~spectral_leverage.krr.centers.auto_centers`) and every λ is solved from one
-    eigendecomposition of the :math:`m \times m` system (:mod:`~spectral_leverage.krr.reg_path`): a grid of
-    :math:`L_\ell \times L_\lambda` values costs :math:`L_\ell` passes over the data (k passes each
-    for k-fold), where a grid search refits :math:`k L_\ell L_\lambda` times. With
-    ``n_centers="auto"``, when the chosen λ lies below the middle one (where the rule asks for
-    more centres), the chosen ℓ is scored once more on centres drawn at the chosen λ and its λ
-    chosen again: too few centres make small λ look worse than they are (on CCPP, Matérn 3/2, the
-    first pass stopped at twice the λ that exact KRR prefers). The chosen (λ, ℓ) is then fitted by
-    :class:`NystromKRR` (``best_estimator_``, its ``n_centers`` rule applied at the chosen λ).
+    For each length scale ℓ of the grid and each number of centres m scored, the centres are
+    chosen once (by ``sampler``, at the λ that was best for that ℓ on the previous m, or the grid's
+    geometric middle at first) and every λ is solved from one eigendecomposition of the
+    :math:`m \times m` system (:mod:`~spectral_leverage.krr.reg_path`): a grid of
+    :math:`L_\ell \times L_\lambda` values costs :math:`L_\ell` passes over the data per m (k passes
+    each for k-fold), where a grid search refits :math:`k L_\ell L_\lambda` times. With
+    ``n_centers="auto"`` m is read off the error curve (:mod:`~spectral_leverage.krr.center_curve`):
+    doubled from 256 while the cross-validated RMSE still falls by ``tol``, the length scales racing
+    (half of them dropped at each doubling from 512), up to n or the most centres ``memory_budget``
+    allows. The best (ℓ, m, λ) scored is then fitted by :class:`NystromKRR` (``best_estimator_``).
 
     Parameters
     ----------
@@ -157,31 +77,43 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         ``Matern`` or ``RBF``, optionally times ``ConstantKernel``; None is ``Matern(nu=1.5)``. Its
         length scale is replaced by each value of ``length_scales``.
     regs : array_like of float > 0 or None, default=None
-        The λ grid; None is :func:`default_regs` (20 values from 0.1 to :math:`10^{-3}/n`).
+        The λ grid; None is :func:`~spectral_leverage.krr.cv_inputs.default_regs` (20 values
+        from 0.1 to :math:`10^{-3}/n`).
     length_scales : array_like of float > 0 or None, default=None
-        The ℓ grid; None is :func:`default_length_scales` (the median distance between rows times
-        1/8, 1/4, 1/2, 1: meant for standardised X).
+        The ℓ grid; None is :func:`~spectral_leverage.krr.cv_inputs.default_length_scales` (the
+        median distance between rows times 1/8, 1/4, 1/2, 1: meant for standardised X).
     n_centers : int or "auto", default="auto"
-        As in :class:`NystromKRR`.
+        ``"auto"``: read off the error curve (above). An int: that many centres for every ℓ, as in
+        :class:`NystromKRR`.
     cv : {"loo", "gcv"}, int >= 2 or a scikit-learn splitter, default="loo"
         The criterion (:mod:`~spectral_leverage.krr.reg_path`). Leave-one-out is the default: it
         is exact for the fixed-centre problem, whereas GCV replaces every
         :math:`[S_\lambda]_{ii}` by their mean, which the centres (rows whose own kernel function
         is in the model) make far from uniform; on CCPP (RBF) GCV chose ℓ = 0.31 and a test RMSE
         8 % above leave-one-out's choice, for one more pass over the data per ℓ
-        (docs/notes/krr-cv.md). An int or a splitter splits the rows of positive
+        (docs/notes/krr-cv.md); past :data:`LOO_ROWS` rows that pass covers that many rows drawn
+        at random. An int or a splitter splits the rows of positive
         ``sample_weight``; explicit (train, test) pairs are row indices of X, and rows of zero
-        weight leave them (:func:`explicit_splits`).
+        weight leave them (:func:`~spectral_leverage.krr.cv_inputs.explicit_splits`).
     sampler : "auto", str or LeverageSampler, default="auto"
         As in :class:`NystromKRR` (``"auto"`` is ``"adaptive-cholesky"``: X is in memory). Each
         length scale's centres are chosen for its own kernel.
     fit_intercept : bool, default=True
+    tol : float in [0, 1), default=0.01
+        ``n_centers="auto"`` stops doubling a length scale's centres when that lowered its
+        cross-validated root mean squared error (the square root of the criterion, at its best λ)
+        by less than this fraction; 0 grows while it falls at all.
+    time_budget : float > 0 or None, default=None
+        Seconds of wall time for ``n_centers="auto"``'s curve: no doubling starts that would end
+        past it, by the last one's time (a warning says so when it binds; the final fit comes
+        after). None: no limit. Results then depend on the machine's speed.
     memory_budget : int, default=1 GiB
-        As in :class:`NystromKRR`; also caps ``n_centers="auto"``.
+        As in :class:`NystromKRR`; also caps ``n_centers="auto"`` (a warning says so when it stops
+        a curve that was still improving).
     random_state : int, numpy Generator or None, default=None
         Seeds the centres and the median heuristic's rows.
     verbose : bool, default=False
-        A progress bar (stderr) over the length scales scored, each one's centres, best λ and time
+        A progress bar (stderr) over each m's length scales, each (ℓ, m)'s centres, best λ and time
         logged (``logging``, INFO) to this module's logger, and ``best_estimator_``'s own progress.
 
     Attributes
@@ -198,12 +130,13 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         Fitted on all the data at ``reg_`` and ``kernel_``; ``predict`` delegates to it.
     best_score_ : float
         Minus the chosen criterion (a weighted mean squared error, in y's units). The criteria are
-        computed on y standardised (:func:`standardised_target`), so the choice does not depend on
-        y's scale.
+        computed on y standardised (:func:`~spectral_leverage.krr.cv_inputs.standardised_target`),
+        so the choice does not depend on y's scale.
     cv_results_ : dict of ndarray
-        One entry per (ℓ, λ), ℓ-major: ``param_length_scale``, ``param_reg``, ``mean_test_score``
-        (minus the criterion, in y's units), ``rank_test_score``, ``n_centers`` (the centres
-        scored: the second pass's for the chosen ℓ), ``effective_degrees_of_freedom``
+        One entry per (ℓ, m, λ) scored, sorted by ℓ, then m, then λ: ``param_length_scale``,
+        ``param_reg``, ``n_centers`` (the unique centres scored: the error curve),
+        ``mean_test_score`` (minus the criterion, in y's units), ``rank_test_score``,
+        ``effective_degrees_of_freedom``
         (:math:`\operatorname{tr}S_\lambda`, GCV and LOO), and ``split<k>_test_score`` for k-fold.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -216,8 +149,11 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     >>> X = rng.normal(size=(2000, 2))
     >>> y = 10 + np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=2000)
     >>> model = NystromKRRCV(random_state=0).fit(X, y)
-    >>> bool(model.score(X, y) > 0.95), model.cv_results_["param_reg"].shape
-    (True, (80,))
+    >>> bool(model.score(X, y) > 0.95), sorted({int(m) for m in model.cv_results_["n_centers"]})
+    (True, [256, 512])
+
+    A smooth target: doubling from 256 to 512 centres gained less than ``tol``, so the curve
+    stopped there.
     """
 
     #: scikit-learn checks this estimator fails by design (:func:`~spectral_leverage._validation.
@@ -238,14 +174,17 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         "cv": [StrOptions({"gcv", "loo"}), NumericInterval(Integral, 2, None, closed="left"), "cv_object"],
         "sampler": REGRESSOR_SAMPLER,
         "fit_intercept": ["boolean"],
+        "tol": [NumericInterval(Real, 0, 1, closed="left")],
+        "time_budget": [None, *POSITIVE],
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],
     }
 
     def __init__(self, kernel=None, *, regs=None, length_scales=None, n_centers="auto", cv="loo",
-                 sampler="auto", fit_intercept: bool = True,
-                 memory_budget: int = DEFAULT_MEMORY_BUDGET, random_state=None, verbose: bool = False):
+                 sampler="auto", fit_intercept: bool = True, tol: float = 0.01,
+                 time_budget: float | None = None, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                 random_state=None, verbose: bool = False):
         self.kernel = kernel
         self.regs = regs
         self.length_scales = length_scales
@@ -253,6 +192,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         self.cv = cv
         self.sampler = sampler
         self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.time_budget = time_budget
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose
@@ -289,33 +230,60 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             Xw, Y = X[rows], Y[rows]
         Y, y_scale = standardised_target(Y, weights, self.fit_intercept)
         rng = check_random_state(self.random_state)
-        regs = default_regs(Xw.shape[0]) if self.regs is None else _check_grid(self.regs, "regs")
-        scales = default_length_scales(Xw, rng) if self.length_scales is None else _check_grid(
+        regs = default_regs(Xw.shape[0]) if self.regs is None else check_grid(self.regs, "regs")
+        scales = default_length_scales(Xw, rng) if self.length_scales is None else check_grid(
             self.length_scales, "length_scales")
         splits = self._splits(Xw, Y, X.shape[0], rows)
-        reference = float(np.exp(np.mean(np.log(regs))))
         seeds = rng.integers(2**31 - 1, size=scales.size)
-        passes = [self._path(Xw, Y, weights, kernel, ell, reference, seed, regs, splits)
-                  for ell, seed in progress(list(zip(scales, seeds, strict=True)), verbose=self.verbose,
-                                            desc="NystromKRRCV length scales", unit="ℓ")]
-        best, chosen = self._best(passes)
-        if self.n_centers == "auto" and regs[chosen] < reference:
-            again = self._path(Xw, Y, weights, kernel, scales[best], regs[chosen], seeds[best], regs,
-                               splits)
-            if again["n_centers"] > passes[best]["n_centers"]:
-                passes[best] = again
-                best, chosen = self._best(passes)
+        n = Xw.shape[0]
+        loo_rows = (np.sort(rng.choice(n, LOO_ROWS, replace=False)) if self.cv == "loo" and n > LOO_ROWS
+                    else None)
+        draw_at = dict.fromkeys(range(scales.size), float(np.exp(np.mean(np.log(regs)))))
+
+        def score(i: int, m: int) -> dict:
+            scored = self._path(Xw, Y, weights, kernel, scales[i], draw_at[i], seeds[i], m, regs, splits,
+                                loo_rows)
+            draw_at[i] = float(regs[np.argmin(scored["error"])])
+            return scored
+
+        if self.n_centers == "auto":
+            cap = center_budget(self.memory_budget)
+            sizes, capped = center_sizes(min(n, cap)), cap < n
+        else:
+            sizes, capped = [self.n_centers], False
+        passes = grow_centers(score, scales.size, sizes, tol=self.tol, time_budget=self.time_budget,
+                              capped=capped, verbose=self.verbose)
+        passes.sort(key=lambda p: (p["scale"], p["size"]))
         self.cv_results_ = self._results(passes, scales, regs, y_scale)
-        self.reg_, self.length_scale_ = float(regs[chosen]), float(scales[best])
-        self.kernel_ = _with_length_scale(kernel, self.length_scale_)
-        self.best_score_ = float(self.cv_results_["mean_test_score"][best * regs.size + chosen])
+        best = int(np.argmin(np.concatenate([p["error"] for p in passes])))  # standardised: finite
+        chosen = passes[best // regs.size]
+        self.reg_ = float(regs[best % regs.size])
+        self.length_scale_ = float(scales[chosen["scale"]])
+        self.kernel_ = with_length_scale(kernel, self.length_scale_)
+        self.best_score_ = float(self.cv_results_["mean_test_score"][best])
         self.best_estimator_ = NystromKRR(
-            self.kernel_, self.reg_, self.n_centers, sampler=self.sampler,
+            self.kernel_, self.reg_, chosen["size"], sampler=self.sampler,
             fit_intercept=self.fit_intercept, memory_budget=self.memory_budget,
-            random_state=int(seeds[best]), verbose=self.verbose,
-        ).fit(X, y, sample_weight=sample_weight)
+            random_state=int(seeds[chosen["scale"]]), verbose=self.verbose,
+        )
+        if chosen["solution"] is None:  # k-fold: no fit on all the rows yet
+            self.best_estimator_.fit(X, y, sample_weight=sample_weight)
+        else:
+            self._set_best(X, y, chosen, rows, weights, y_scale)
         self.n_centers_ = int(self.best_estimator_.centers_.shape[0])
         return self
+
+    def _set_best(self, X, y, chosen: dict, rows, weights, y_scale: float) -> None:
+        """``best_estimator_`` from the chosen pass's own solution (leave-one-out and GCV solve on
+        all the rows), back in y's units: the model scored, without a second fit."""
+        coef, intercept = chosen["solution"]
+        Y = y.reshape(y.shape[0], -1) if rows is None else y.reshape(y.shape[0], -1)[rows]
+        offset = np.average(Y, axis=0, weights=weights) if self.fit_intercept else 0.0
+        validate_data(self.best_estimator_, X, skip_check_array=True)  # n_features_in_, feature names
+        indices = chosen["indices"]
+        self.best_estimator_._set_solution(
+            chosen["centers"], indices if rows is None or indices is None else rows[indices],
+            regressor_sampler(self.sampler, True), coef * y_scale, intercept * y_scale + offset, y.ndim)
 
     def _splits(self, X, Y, n: int, rows) -> list | None:
         """(train, test) indices into the rows of positive weight, X and Y: None for GCV and
@@ -328,39 +296,36 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             return list(check_cv(self.cv).split(X, Y))
         return explicit_splits(check_cv(self.cv).split(), n, rows)
 
-    def _path(self, X, Y, weights, kernel, ell: float, reg: float, seed, regs, splits) -> dict:
-        """The criterion at every λ for one ℓ, on centres drawn at ``reg``."""
+    def _path(self, X, Y, weights, kernel, ell: float, reg: float, seed, m: int, regs, splits,
+              loo_rows) -> dict:
+        """The criterion at every λ for one ℓ, on m centres drawn at ``reg``."""
         start = time.perf_counter()
-        kern = _with_length_scale(kernel, float(ell))
-        centers, _, _ = select_centers(X, self.n_centers, regressor_sampler(self.sampler, True),
-                                       kernel=kern, reg=reg, memory_budget=self.memory_budget,
-                                       sample_weight=weights, y=Y, fit_intercept=self.fit_intercept,
-                                       rng=np.random.default_rng(seed))
-        error, df = self._score(X, Y, weights, kern, centers, regs, splits)
+        kern = with_length_scale(kernel, float(ell))
+        centers, idx, _ = select_centers(X, m, regressor_sampler(self.sampler, True), kernel=kern, reg=reg,
+                                         memory_budget=self.memory_budget, sample_weight=weights, y=Y,
+                                         fit_intercept=self.fit_intercept, rng=np.random.default_rng(seed))
+        error, df, solution = self._score(X, Y, weights, kern, centers, regs, splits, loo_rows)
         folds = None if splits is None else error
         error = error if splits is None else error.mean(axis=0)
         if self.verbose:
             logger.info("NystromKRRCV: length scale %.4g, %d centres drawn at reg %.3g: best reg %.3g "
                         "(criterion %.4g on the standardised target), %.2f s", ell, len(centers), reg,
                         regs[np.argmin(error)], np.min(error), time.perf_counter() - start)
-        return dict(error=error, folds=folds, df=df, n_centers=len(centers))
+        return dict(error=error, folds=folds, df=df, n_centers=len(centers), centers=centers, indices=idx,
+                    solution=solution)
 
-    @staticmethod
-    def _best(passes: list) -> tuple[int, int]:
-        """(index of ℓ, index of λ) of the lowest criterion (mean over folds)."""
-        error = np.stack([p["error"] for p in passes])
-        return np.unravel_index(int(np.argmin(error)), error.shape)
-
-    def _score(self, X, Y, weights, kernel, centers, regs, splits) -> tuple[np.ndarray, np.ndarray]:
-        """(criterion of shape (L,) or (k, L) per split, degrees of freedom (L,)) for one ℓ."""
+    def _score(self, X, Y, weights, kernel, centers, regs, splits, loo_rows) -> tuple:
+        """(criterion of shape (L,) or (k, L) per split, degrees of freedom (L,), the solution
+        (coef (m, t), intercept (t,)) at the best λ on all rows, None for k-fold) for one (ℓ, m)."""
         if splits is None:
             path = nystrom_path(X, Y, kernel, centers, regs, weights=weights,
                                 fit_intercept=self.fit_intercept, criterion=self.cv,
-                                memory_budget=self.memory_budget)
-            return path["error"], path["df"]
+                                memory_budget=self.memory_budget, loo_rows=loo_rows)
+            best = int(np.argmin(path["error"]))
+            return path["error"], path["df"], (path["coef"][best], path["intercept"][best])
         errors = held_out_error(X, Y, kernel, centers, regs, splits, weights=weights,
                                 fit_intercept=self.fit_intercept, memory_budget=self.memory_budget)
-        return errors, np.full(regs.size, np.nan)
+        return errors, np.full(regs.size, np.nan), None
 
     @staticmethod
     def _results(passes: list, scales: np.ndarray, regs: np.ndarray, y_scale: float) -> dict:
@@ -368,8 +333,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         (times ``y_scale`` squared; ±inf where that leaves float64, the ranks unaffected)."""
         L = regs.size
         results = {
-            "param_length_scale": np.repeat(scales, L),
-            "param_reg": np.tile(regs, scales.size),
+            "param_length_scale": np.repeat(scales[[p["scale"] for p in passes]], L),
+            "param_reg": np.tile(regs, len(passes)),
             "n_centers": np.repeat([p["n_centers"] for p in passes], L),
             "effective_degrees_of_freedom": np.concatenate([p["df"] for p in passes]),
         }

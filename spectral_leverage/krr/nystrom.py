@@ -275,7 +275,15 @@ class NystromKRR(RegressorMixin, BaseEstimator):
                                                verbose, weights, self.fit_intercept)
         self._log("%s solve", start, solver)
 
-        self.center_indices_ = idx if rows is None or idx is None else rows[idx]
+        return self._set_solution(centers, idx if rows is None or idx is None else rows[idx], sampler,
+                                  coef, intercept, y_ndim, solver=solver, n_iter=n_iter)
+
+    def _set_solution(self, centers, center_indices, sampler, coef, intercept, y_ndim: int, *,
+                      solver: str = "direct", n_iter: int = 0) -> NystromKRR:
+        """The fitted attributes from a solution: coef (m, t), intercept (t,), for a target of
+        ``y_ndim`` dimensions (also :class:`~spectral_leverage.krr.cv.NystromKRRCV`'s, from its λ
+        path); ``n_features_in_`` must be set."""
+        self.center_indices_ = center_indices
         self.centers_ = centers
         self.sampler_ = sampler
         self.coef_ = coef.ravel() if y_ndim == 1 else coef

@@ -81,7 +81,8 @@ def _held_out(X, Y, weights, shared, system: dict, regs, memory_budget: float,
 
 
 def nystrom_path(X, Y, kernel, centers, regs, *, weights=None, fit_intercept: bool = True,
-                 criterion: str | None = "gcv", memory_budget: float = DEFAULT_MEMORY_BUDGET) -> dict:
+                 criterion: str | None = "gcv", memory_budget: float = DEFAULT_MEMORY_BUDGET,
+                 loo_rows: np.ndarray | None = None) -> dict:
     r"""Nyström KRR on fixed centres for every λ of ``regs`` from one eigendecomposition.
 
     Parameters
@@ -99,6 +100,10 @@ def nystrom_path(X, Y, kernel, centers, regs, *, weights=None, fit_intercept: bo
         The criterion of the module docstring computed for every λ (None: none; k-fold is
         :func:`held_out_error`).
     memory_budget : float
+    loo_rows : ndarray of int or None, default=None
+        For ``criterion="loo"``: the rows whose leave-one-out residuals (of the fit on all the
+        rows) make the criterion, their weighted mean estimating the mean over all rows for a
+        fraction of the second pass; None: every row.
 
     Returns
     -------
@@ -122,8 +127,14 @@ def nystrom_path(X, Y, kernel, centers, regs, *, weights=None, fit_intercept: bo
         yy = float(np.sum(w[:, None] * (Y - system["y_mean"]) ** 2))
         out["error"] = gcv_error(evals, z, yy, system["total"], np.count_nonzero(w), regs, out["df"])
     elif criterion == "loo":
-        out["error"] = _held_out(X, Y, weights, shared, system, regs, memory_budget, True) / (
-            system["total"] * t)
+        if loo_rows is None:
+            out["error"] = _held_out(X, Y, weights, shared, system, regs, memory_budget, True) / (
+                system["total"] * t)
+        else:
+            w_rows = None if weights is None else weights[loo_rows]
+            total = loo_rows.size if w_rows is None else float(w_rows.sum())
+            out["error"] = _held_out(X[loo_rows], Y[loo_rows], w_rows, shared, system, regs,
+                                     memory_budget, True) / (total * t)
     return out
 
 

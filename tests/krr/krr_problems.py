@@ -45,12 +45,12 @@ def mixture_problem():
     return dict(X=X, y=y, f_star=f_star, kernel=kernel, reg=reg, K=K, risk_exact=risk_exact, d_eff=d_eff)
 
 
-def smooth_data(n, d=2, seed=0, t=None):
+def smooth_data(n, d=2, seed=0, t=None, noise=0.3):
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(n, d))
     f = np.sin(4 * X[:, 0]) + X[:, 1] ** 2
-    noise = rng.normal(size=(n,) if t is None else (n, t))
-    y = (f if t is None else f[:, None] * np.arange(1, t + 1)) + 0.3 * noise
+    eps = rng.normal(size=(n,) if t is None else (n, t))
+    y = (f if t is None else f[:, None] * np.arange(1, t + 1)) + noise * eps
     return X, y
 
 

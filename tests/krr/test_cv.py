@@ -1,4 +1,4 @@
-"""NystromKRRCV: its k-fold scores against the path, its choice, grids and second pass."""
+"""NystromKRRCV: its k-fold scores against the path, its choice, the error curve of its centres."""
 
 import logging
 
@@ -16,8 +16,8 @@ from spectral_leverage import NystromKRRCV
 from spectral_leverage._blocks import DEFAULT_MEMORY_BUDGET
 from spectral_leverage._validation import expected_failed_checks
 from spectral_leverage.krr import NystromKRR
+from spectral_leverage.krr import cv as cv_module
 from spectral_leverage.krr.centers import select_centers
-from spectral_leverage.krr.cv import default_length_scales, default_regs
 from spectral_leverage.krr.reg_path import nystrom_path
 
 KERNEL = Matern(0.3, nu=1.5)
@@ -55,15 +55,6 @@ def test_cv_chooses_the_best_of_its_results_and_refits_it():
     assert model.score(X, y) > 1 - 0.3**2 / np.var(y) - 0.05  # the noise (σ = 0.3) bounds R²
 
 
-def test_default_grids():
-    X, _ = smooth_data(3000, seed=6)
-    regs = default_regs(3000)
-    assert regs.size == 20 and regs[0] == 0.1 and regs[-1] == pytest.approx(1e-3 / 3000)
-    scales = default_length_scales(X, np.random.default_rng(0))
-    assert scales.size == 4 and 0.1 < scales[-1] < 1.0  # median distance in the unit square ≈ 0.5
-    np.testing.assert_allclose(scales / scales[-1], [0.125, 0.25, 0.5, 1.0])
-
-
 @pytest.mark.parametrize("name", ["regs", "length_scales"])
 @pytest.mark.parametrize("bad", [[], [1e-3, -1.0], [np.nan], [0.0], [[1e-3, 1e-2]], ["a"]], ids=repr)
 def test_bad_grids_are_refused_by_name(name, bad):
@@ -88,9 +79,9 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def _loo_pass(X, y, kernel, reg, seed, regs):
-    """(leave-one-out errors at every λ, centres) on "auto" centres drawn at ``reg`` by ``seed``."""
-    centers, _, _ = select_centers(X, "auto", "adaptive-cholesky", kernel=kernel, reg=reg,
+def _loo_pass(X, y, kernel, m, reg, seed, regs):
+    """(leave-one-out errors at every λ, centres) on m centres chosen at ``reg`` by ``seed``."""
+    centers, _, _ = select_centers(X, m, "adaptive-cholesky", kernel=kernel, reg=reg,
                                    memory_budget=DEFAULT_MEMORY_BUDGET, y=y[:, None],
                                    rng=np.random.default_rng(seed))
     return nystrom_path(X, y[:, None], kernel, centers, regs, criterion="loo")["error"], len(centers)
@@ -111,25 +102,89 @@ def test_cv_takes_centres_that_are_not_rows():
     assert -model.best_score_ == pytest.approx(path["error"][0], rel=1e-8)
 
 
-def test_a_chosen_reg_below_the_middle_scores_its_length_scale_again_on_more_centres():
-    # the first pass draws at the middle λ (1e-3); the noise (σ = 0.3) makes a smaller λ best, and
-    # there "auto" asks for more centres: the chosen ℓ's results are those of centres drawn there
-    X, y = smooth_data(1500, seed=5)
-    regs, scales = np.geomspace(1e-1, 1e-5, 5), np.array([0.2, 0.8])
-    model = NystromKRRCV(Matern(nu=1.5), regs=regs, length_scales=scales, random_state=0).fit(X, y)
+def test_auto_follows_the_error_curve_and_refits_its_best_point():
+    """m doubles from 256 for every ℓ; each (ℓ, m) is scored on centres chosen at the λ that was
+    best for that ℓ at the previous m (the grid's middle at first); the best (ℓ, m, λ) is refitted."""
+    X, y = smooth_data(1200, seed=5, noise=0.01)
+    regs, scales = np.geomspace(1e-1, 1e-7, 5), np.array([0.2, 0.8])
+    model = NystromKRRCV(Matern(nu=1.5), regs=regs, length_scales=scales, tol=0.0,
+                         random_state=0).fit(X, y)
     seeds = np.random.default_rng(0).integers(2**31 - 1, size=2)
     regs = np.unique(regs)  # the order of cv_results_
-    first = [_loo_pass(X, y, Matern(ell, nu=1.5), 1e-3, seed, regs)
-             for ell, seed in zip(scales, seeds, strict=True)]
-    best, chosen = np.unravel_index(np.argmin([error for error, _ in first]), (2, regs.size))
-    assert regs[chosen] < 1e-3 and model.length_scale_ == scales[best]
-    again, m = _loo_pass(X, y, Matern(scales[best], nu=1.5), regs[chosen], seeds[best], regs)
-    assert m > first[best][1]
-    rows = model.cv_results_["param_length_scale"] == scales[best]
-    np.testing.assert_allclose(-model.cv_results_["mean_test_score"][rows], again, rtol=1e-10)
-    assert np.all(model.cv_results_["n_centers"][rows] == m)
-    np.testing.assert_allclose(-model.cv_results_["mean_test_score"][~rows], first[1 - best][0], rtol=1e-10)
-    assert model.reg_ == model.cv_results_["param_reg"][np.argmax(model.cv_results_["mean_test_score"])]
+    results = model.cv_results_
+    assert results["n_centers"].size == results["param_reg"].size
+    # two length scales race at 256 and 512, the better one alone from 1024 on (to 1200 = n at most)
+    sizes = sorted((sorted(set(results["n_centers"][results["param_length_scale"] == ell]))
+                    for ell in scales), key=len)
+    assert sizes[0] == [256, 512] and sizes[1] == [256, 512, 1024, 1200][:len(sizes[1])]
+    assert len(sizes[1]) >= 3
+    for ell, seed in zip(scales, seeds, strict=True):
+        draw_at = 1e-3
+        for m in sorted(set(results["n_centers"][results["param_length_scale"] == ell])):
+            error, count = _loo_pass(X, y, Matern(ell, nu=1.5), m, draw_at, seed, regs)
+            rows = (results["param_length_scale"] == ell) & (results["n_centers"] == m)
+            assert count == m
+            np.testing.assert_allclose(-results["mean_test_score"][rows], error, rtol=1e-8)
+            draw_at = regs[np.argmin(error)]
+    best = int(np.argmax(results["mean_test_score"]))
+    assert (model.reg_, model.length_scale_) == (results["param_reg"][best],
+                                                 results["param_length_scale"][best])
+    assert model.best_estimator_.n_centers == results["n_centers"][best] == model.n_centers_
+    # best_estimator_ is the scored solution itself, in y's units: NystromKRR's on those centres
+    centres = model.best_estimator_.centers_
+    path = nystrom_path(X, y[:, None], model.kernel_, centres, np.array([model.reg_]), criterion=None)
+    np.testing.assert_allclose(model.best_estimator_.coef_, path["coef"][0, :, 0], rtol=1e-7)
+    assert model.best_estimator_.intercept_ == pytest.approx(path["intercept"][0, 0], rel=1e-9)
+    if model.best_estimator_.center_indices_ is not None:  # rows (pivots), not k-means' points
+        np.testing.assert_array_equal(centres, X[model.best_estimator_.center_indices_])
+
+
+def test_loo_past_loo_rows_scores_a_random_subset_of_rows(monkeypatch):
+    monkeypatch.setattr(cv_module, "LOO_ROWS", 50)
+    X, y = smooth_data(300, seed=4)
+    model = NystromKRRCV(KERNEL, regs=REGS, length_scales=[0.3], n_centers=40, random_state=0).fit(X, y)
+    rng = np.random.default_rng(0)
+    seed = rng.integers(2**31 - 1, size=1)[0]
+    rows = np.sort(rng.choice(300, 50, replace=False))
+    centers, _, _ = select_centers(X, 40, "adaptive-cholesky", kernel=KERNEL, reg=1e-3,
+                                   memory_budget=DEFAULT_MEMORY_BUDGET, y=y[:, None],
+                                   rng=np.random.default_rng(seed))
+    path = nystrom_path(X, y[:, None], KERNEL, centers, np.sort(REGS), criterion="loo", loo_rows=rows)
+    np.testing.assert_allclose(-model.cv_results_["mean_test_score"], path["error"], rtol=1e-8)
+    everything = nystrom_path(X, y[:, None], KERNEL, centers, np.sort(REGS), criterion="loo")["error"]
+    assert not np.allclose(path["error"], everything)
+
+
+def test_loo_best_estimator_with_zero_weights_is_the_fit_without_those_rows():
+    X, y = smooth_data(90, seed=8)
+    w = np.ones(90)
+    w[[0, 17, 50, 89]] = 0.0
+    params = dict(kernel=KERNEL, regs=REGS, length_scales=[0.3, 0.6], n_centers=86, random_state=0)
+    weighted = NystromKRRCV(**params).fit(X, y, sample_weight=w)
+    keep = np.flatnonzero(w > 0)
+    reference = NystromKRRCV(**params).fit(X[keep], y[keep])
+    np.testing.assert_array_equal(weighted.best_estimator_.center_indices_, keep)
+    np.testing.assert_allclose(weighted.predict(X), reference.predict(X), rtol=1e-10)
+
+
+def test_auto_stops_where_doubling_no_longer_pays():
+    # a smooth target with little noise: the criterion flattens well before n centres
+    X, y = smooth_data(3000, seed=2, noise=0.3)
+    model = NystromKRRCV(Matern(0.8, nu=1.5), regs=[1e-3, 1e-4], length_scales=[0.8],
+                         random_state=0).fit(X, y)
+    curve = -model.cv_results_["mean_test_score"].reshape(-1, 2).max(axis=1)
+    sizes = model.cv_results_["n_centers"][::2]
+    assert sizes[-1] < 3000 and list(sizes) == [256 * 2**k for k in range(sizes.size)]
+    assert np.sqrt(curve[-1] / curve[-2]) > 0.99  # the last doubling gained less than tol = 1 %
+
+
+def test_auto_warns_when_the_memory_budget_stops_an_improving_curve():
+    X, y = smooth_data(1500, seed=3, noise=0.01)
+    budget = 32 * 300**2  # room for 300 centres
+    with pytest.warns(UserWarning, match="stopped growing at 300 centres.*raise memory_budget"):
+        model = NystromKRRCV(Matern(0.3, nu=1.5), regs=[1e-6], length_scales=[0.3],
+                             memory_budget=budget, random_state=0).fit(X, y)
+    assert list(model.cv_results_["n_centers"]) == [256, 300]
 
 
 # finding 1: on y × 1e-200 (× 1e155) the criteria under- (over-)flowed, and the largest λ and the

@@ -42,10 +42,15 @@ def test_gcv_equals_the_explicit_hat_matrix(weighted, fit_intercept):
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_loo_equals_refitting_without_each_point(weighted, fit_intercept):
-    """Brute force: n refits, row i's weight set to 0, the penalty Wλ held fixed (module docstring)."""
+    """Brute force: n refits, row i's weight set to 0, the penalty Wλ held fixed (module docstring);
+    with ``loo_rows`` the weighted mean over those rows of the same errors."""
     X, Y, w, centers = path_problem(n=200, seed=1, weighted=weighted)
     path = nystrom_path(X, Y, KERNEL, centers, REGS, weights=w, fit_intercept=fit_intercept,
                         criterion="loo")
+    rows = np.array([0, 3, 4, 77, 150, 199])
+    some = nystrom_path(X, Y, KERNEL, centers, REGS, weights=w, fit_intercept=fit_intercept,
+                        criterion="loo", loo_rows=rows)
+    np.testing.assert_array_equal(some["coef"], path["coef"])  # fitted on every row
     for j, reg in enumerate(REGS):
         F, P, ww = _dense(X, Y, w, centers, reg, fit_intercept)
         errors = np.empty(X.shape[0])
@@ -55,6 +60,7 @@ def test_loo_equals_refitting_without_each_point(weighted, fit_intercept):
             solution = np.linalg.solve(F.T @ (wi[:, None] * F) + P, F.T @ (wi * Y[:, 0]))
             errors[i] = Y[i, 0] - F[i] @ solution
         assert path["error"][j] == pytest.approx(ww @ errors**2 / ww.sum(), rel=1e-8)
+        assert some["error"][j] == pytest.approx(ww[rows] @ errors[rows] ** 2 / ww[rows].sum(), rel=1e-8)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -88,3 +94,4 @@ def test_held_out_error_scores_the_training_folds_path_on_the_held_out_rows(fit_
             residual = Y[test] - KERNEL(X[test], centers) @ path["coef"][j] - path["intercept"][j]
             expected = w[test] @ np.mean(residual**2, axis=1) / w[test].sum()
             assert errors[k, j] == pytest.approx(expected, rel=1e-8)
+

@@ -1,0 +1,105 @@
+r"""``NystromKRRCV(n_centers="auto")``: the number of centres read off the cross-validated error curve.
+
+Nyström KRR's error falls as centres are added, ever more slowly, while scoring m centres over n
+rows costs :math:`O(n m^2)`. So m is doubled from :data:`FIRST_CENTERS` (:func:`center_sizes`) and
+the length scales race as in successive halving (Jamieson & Talwalkar, 2016, with m as the
+resource): after the round at the r-th size (r = 0, 1, …) only the best :math:`\lceil L / 2^r \rceil`
+of the L length scales, ranked by their best criterion over the λ path, grow further. A length
+scale also stops when doubling its centres lowered its criterion's square root (a cross-validated
+root mean squared error) by less than the fraction ``tol``. Growth ends there, at the last size
+(n, every row a centre; or the most centres ``memory_budget`` allows), or before a round that
+would end past ``time_budget`` seconds; a warning says when a budget stopped a length scale that
+was still improving.
+
+The cost is that of the last rounds: with L = 4 the rounds score 4, 4, 2, 1, 1, … length scales,
+so the curve costs about 4/3 of fitting its largest m once per length scale still in the race.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from .._blocks import progress
+
+__all__ = ["FIRST_CENTERS", "center_sizes", "grow_centers"]
+
+#: the first size of the curve (doubled from there)
+FIRST_CENTERS = 256
+
+
+def center_sizes(last: int, first: int = FIRST_CENTERS) -> list[int]:
+    """The curve's sizes: ``first``, doubled while below ``last``, then ``last`` (``[last]`` when
+    ``last <= first``)."""
+    sizes = [min(first, last)]
+    while sizes[-1] < last:
+        sizes.append(min(2 * sizes[-1], last))
+    return sizes
+
+
+def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[int], *, tol: float,
+                 time_budget: float | None = None, capped: bool = False,
+                 verbose: bool = False) -> list[dict]:
+    """Every pass of the race: ``score(i, m)`` for length scale i at m centres.
+
+    Parameters
+    ----------
+    score : callable
+        ``score(i, m)`` returns a dict whose ``"error"`` is the criterion (a mean squared error)
+        at every λ of the path, for length scale ``i`` on ``m`` centres.
+    n_scales : int
+        L, the number of length scales.
+    sizes : list of int
+        The sizes in order (:func:`center_sizes`; one size scores every length scale once).
+    tol : float in [0, 1)
+        A length scale stops growing when doubling lowered the square root of its best criterion by
+        less than this fraction.
+    time_budget : float or None
+        Seconds of wall time: a round does not start when the time so far plus its own expected
+        time (the last round's, scaled by :math:`m^2` and the length scales left) would pass it.
+    capped : bool
+        Whether the last size is ``memory_budget``'s cap (rather than n): growth that ends there
+        while improving is reported.
+    verbose : bool
+        A progress bar (stderr) over each round's length scales.
+
+    Returns
+    -------
+    list of dict
+        The dicts of ``score``, each with ``scale`` (i) and ``size`` (m) added, in the order scored.
+    """
+    start = time.perf_counter()
+    passes, alive, previous = [], list(range(n_scales)), {}
+    for r, m in enumerate(sizes):
+        began = time.perf_counter()
+        scored = [dict(score(i, m), scale=i, size=m)
+                  for i in progress(alive, verbose=verbose, desc=f"NystromKRRCV length scales at {m} centres",
+                                    unit="ℓ")]
+        took = time.perf_counter() - began
+        passes += scored
+        ranked = sorted(scored, key=lambda p: float(np.min(p["error"])))
+        alive = []
+        for p in ranked[: math.ceil(n_scales / 2**r)]:
+            best = float(np.min(p["error"]))
+            if p["scale"] not in previous or best < (1.0 - tol) ** 2 * previous[p["scale"]]:
+                alive.append(p["scale"])
+            previous[p["scale"]] = best
+        if not alive or r == len(sizes) - 1:
+            break
+        next_round = took * (sizes[r + 1] / m) ** 2 * len(alive) / len(scored)
+        if time_budget is not None and time.perf_counter() - start + next_round > time_budget:
+            _stopped(f"the next round (about {next_round:.0f} s) would pass time_budget={time_budget:g} s",
+                     m, "raise time_budget")
+            return passes
+    if alive and capped:
+        _stopped("memory_budget allows no more", sizes[-1], "raise memory_budget")
+    return passes
+
+
+def _stopped(why: str, m: int, fix: str) -> None:
+    warnings.warn(f"n_centers='auto' stopped growing at {m} centres, still improving by the tolerance: "
+                  f"{why}; {fix} for more centres.", UserWarning, stacklevel=4)

@@ -1,0 +1,106 @@
+"""The inputs of :class:`~spectral_leverage.krr.cv.NystromKRRCV`'s search: the default λ and ℓ
+grids, the user's grids checked, the target standardised, the user's (train, test) splits mapped
+onto the rows of positive weight."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.distance import pdist
+from sklearn.base import clone
+
+__all__ = ["check_grid", "default_length_scales", "default_regs", "explicit_splits",
+           "standardised_target", "with_length_scale"]
+
+_N_REGS = 20
+_LENGTH_FACTORS = (0.125, 0.25, 0.5, 1.0)
+_MEDIAN_ROWS = 1000
+
+
+def default_regs(n: int) -> np.ndarray:
+    r"""The default λ grid: 20 values log-spaced from :math:`10^{-1}` down to :math:`10^{-3}/n`.
+
+    On standardised inputs with a unit-amplitude kernel, :math:`n\lambda` is compared with the
+    eigenvalues of K, which run from about n down to 0: the grid spans over-smoothing (nλ ≈ n/10)
+    to interpolation of all but the smallest components (nλ = 10⁻³), below the
+    :math:`n^{-1}`–:math:`n^{-1/2}` range of the minimax rates.
+    """
+    return np.geomspace(1e-1, 1e-3 / n, _N_REGS)
+
+
+def default_length_scales(X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The default ℓ grid: the median distance between rows (of at most 1000 drawn at random; the
+    "median heuristic") times 1/8, 1/4, 1/2 and 1."""
+    rows = X if X.shape[0] <= _MEDIAN_ROWS else X[rng.choice(X.shape[0], _MEDIAN_ROWS, replace=False)]
+    median = float(np.median(pdist(rows)))
+    return median * np.asarray(_LENGTH_FACTORS) if median > 0 else np.ones(1)
+
+
+def check_grid(values, name: str) -> np.ndarray:
+    try:
+        grid = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        grid = np.empty(0)
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError(
+            f"{name} must be a non-empty 1-D sequence of finite values > 0, got {values!r}; "
+            f"pass None for the default grid."
+        )
+    return np.unique(grid)
+
+
+def standardised_target(Y: np.ndarray, weights: np.ndarray | None,
+                        fit_intercept: bool) -> tuple[np.ndarray, float]:
+    r"""(Y centred by its weighted mean when ``fit_intercept`` and divided by a scale s, s): the
+    criteria are then computed on values of order one, whatever y's units. On y itself their
+    squares under- or overflow (y × 1e-200 gave every criterion 0, y × 1e155 gave inf, and the
+    largest λ and shortest ℓ were chosen). s is the weighted root mean square of the centred
+    values (one s for every output, so the mean over outputs weighs them as before; computed
+    relative to the largest :math:`|y|`, so that its squares stay in range), 1 for a constant y.
+    The chosen (λ, ℓ) do not change: an intercept absorbs the shift, and the criteria scale
+    by :math:`s^2`."""
+    peak = float(np.max(np.abs(Y), initial=0.0))
+    if peak == 0:
+        return Y, 1.0
+    Y = Y / peak
+    if fit_intercept:
+        Y = Y - np.average(Y, axis=0, weights=weights)
+    spread = float(np.sqrt(np.average(np.mean(Y**2, axis=1), weights=weights)))
+    if spread == 0:
+        return Y, 1.0
+    return Y / spread, peak * spread
+
+
+def explicit_splits(splits, n: int, rows: np.ndarray | None) -> list:
+    """The user's (train, test) pairs of row indices of X (n rows) as indices into ``rows``, the
+    rows of positive weight (None: every row): zero-weight rows leave both sides. A ``ValueError``
+    names ``cv`` for indices outside 0..n-1 and for a split left without two training rows or a
+    held-out row of positive weight."""
+    position = np.arange(n)
+    if rows is not None:
+        position = np.full(n, -1)
+        position[rows] = np.arange(rows.size)
+    out = []
+    for k, pair in enumerate(splits):
+        mapped = []
+        for side, idx in zip(("train", "test"), pair, strict=True):
+            idx = np.asarray(idx)
+            if idx.dtype == bool and idx.shape == (n,):
+                idx = np.flatnonzero(idx)
+            if idx.ndim != 1 or (idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0
+                                               or idx.max() >= n)):
+                raise ValueError(f"cv's split {k} has {side} indices that are not rows 0..{n - 1} of X: "
+                                 "give (train, test) pairs of row indices of X.")
+            at = position[idx.astype(np.intp)]
+            mapped.append(at[at >= 0])
+        if mapped[0].size < 2 or mapped[1].size == 0:
+            raise ValueError(f"cv's split {k} leaves {mapped[0].size} training and {mapped[1].size} "
+                             "held-out rows of positive sample_weight: give every split at least two "
+                             "training rows and one held-out row of positive weight.")
+        out.append(tuple(mapped))
+    return out
+
+
+def with_length_scale(kernel, length_scale: float):
+    """A clone of ``kernel`` (Matérn or RBF, possibly times a constant) with another length scale."""
+    key = next(k for k in kernel.get_params() if k.endswith("length_scale"))
+    return clone(kernel).set_params(**{key: length_scale})

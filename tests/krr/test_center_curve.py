@@ -1,0 +1,84 @@
+"""The error curve of n_centers="auto": its sizes, the race of the length scales, its stops."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from spectral_leverage.krr import center_curve
+from spectral_leverage.krr.center_curve import center_sizes, grow_centers
+
+
+@pytest.mark.parametrize("last, sizes", [(100, [100]), (256, [256]), (257, [256, 257]),
+                                         (1200, [256, 512, 1024, 1200]), (2048, [256, 512, 1024, 2048])])
+def test_center_sizes_double_up_to_the_last(last, sizes):
+    assert center_sizes(last) == sizes
+
+
+def curve(floors, rate=1.0):
+    """A score whose criterion at m centres is floor_i + rate · 256 / m (its best over a 3-λ path)."""
+    calls = []
+
+    def score(i, m):
+        calls.append((i, m))
+        return dict(error=floors[i] + rate * 256 / m + np.array([0.5, 0.0, 0.25]))
+    return score, calls
+
+
+def test_the_race_halves_the_length_scales_from_the_second_size():
+    score, calls = curve([0.3, 0.1, 0.0, 0.2, 0.4], rate=10.0)
+    passes = grow_centers(score, 5, center_sizes(4096), tol=0.01)
+    by_size = {m: [i for i, k in calls if k == m] for m in center_sizes(4096)}
+    # 5 at 256 and 512, the best ceil(5/2) at 1024, ceil(5/4) after that: the lowest floors
+    assert by_size == {256: [0, 1, 2, 3, 4], 512: [2, 1, 3, 0, 4], 1024: [2, 1, 3], 2048: [2, 1],
+                       4096: [2]}
+    assert [(p["scale"], p["size"]) for p in passes] == calls
+
+
+@pytest.mark.parametrize("tol", [0.0, 0.05, 0.2, 0.5])
+def test_a_length_scale_stops_when_doubling_gains_less_than_tol(tol):
+    score, calls = curve([1.0])
+    grow_centers(score, 1, center_sizes(2**20), tol=tol)
+    errors = [1.0 + 256 / m for _, m in calls]
+    gains = 1 - np.sqrt(np.divide(errors[1:], errors[:-1]))
+    assert np.all(gains[:-1] >= tol) and (gains[-1] < tol or calls[-1][1] == 2**20)
+
+
+def test_a_curve_that_gets_worse_stops_even_at_tol_zero():
+    calls = []
+
+    def worse(i, m):
+        calls.append(m)
+        return dict(error=np.array([m / 256]))
+    grow_centers(worse, 1, center_sizes(4096), tol=0.0)
+    assert calls == [256, 512]
+
+
+def test_the_memory_cap_warns_only_while_improving():
+    score, _ = curve([0.0], rate=10.0)
+    with pytest.warns(UserWarning, match="stopped growing at 1500 centres.*memory_budget allows no more"):
+        grow_centers(score, 1, center_sizes(1500), tol=0.01, capped=True)
+    flat, _ = curve([10.0], rate=0.001)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grow_centers(flat, 1, center_sizes(1500), tol=0.01, capped=True)  # flat: stopped by tol
+        grow_centers(score, 1, center_sizes(1500), tol=0.01, capped=False)  # the last size is n
+
+
+def test_the_time_budget_stops_before_a_round_that_would_pass_it(monkeypatch):
+    # m centres take (m / 256)² s of a fake clock: the round at 1024 would end at 1 + 4 + 16 = 21 s
+    clock = [0.0]
+    monkeypatch.setattr(center_curve.time, "perf_counter", lambda: clock[0])
+
+    def timed(i, m):
+        clock[0] += (m / 256) ** 2
+        return dict(error=np.array([256 / m]))
+    sizes = []
+    with pytest.warns(UserWarning, match=r"stopped growing at 512 centres.*next round \(about 16 s\) would "
+                                         r"pass time_budget=20 s; raise time_budget"):
+        passes = grow_centers(lambda i, m: sizes.append(m) or timed(i, m), 1, center_sizes(4096),
+                              tol=0.01, time_budget=20)
+    assert sizes == [256, 512] and len(passes) == 2
+    clock[0] = 0.0
+    with pytest.warns(UserWarning, match="stopped growing at 1024 centres"):
+        assert len(grow_centers(timed, 1, center_sizes(4096), tol=0.01, time_budget=21)) == 3
