@@ -4,7 +4,9 @@ Nyström KRR's error falls as centres are added, ever more slowly, while scoring
 rows costs :math:`O(n m^2)`. So m is doubled from :data:`FIRST_CENTERS` (:func:`center_sizes`) and
 the length scales race as in successive halving (Jamieson & Talwalkar, 2016, with m as the
 resource): after the round at the r-th size (r = 0, 1, …) only the best :math:`\lceil L / 2^r \rceil`
-of the L length scales, ranked by their best criterion over the λ path, grow further. A length
+of the L length scales grow further, ranked by their best criterion over the λ path times the
+factor by which the last doubling lowered it (the criterion one doubling ahead, if it falls as it
+just did: short length scales start behind and catch up). A length
 scale also stops when doubling its centres lowered its criterion's square root (a cross-validated
 root mean squared error) by less than the fraction ``tol``. Growth ends there, at the last size
 (n, every row a centre; or the most centres ``memory_budget`` allows), or before a round that
@@ -81,7 +83,7 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
                                     unit="ℓ")]
         took = time.perf_counter() - began
         passes += scored
-        ranked = sorted(scored, key=lambda p: float(np.min(p["error"])))
+        ranked = sorted(scored, key=lambda p: _outlook(float(np.min(p["error"])), previous.get(p["scale"])))
         alive = []
         for p in ranked[: math.ceil(n_scales / 2**r)]:
             best = float(np.min(p["error"]))
@@ -98,6 +100,14 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
     if alive and capped:
         _stopped("memory_budget allows no more", sizes[-1], "raise memory_budget")
     return passes
+
+
+def _outlook(error: float, previous: float | None) -> float:
+    """The criterion one doubling ahead if it falls by the same factor again (``error`` itself on
+    the first size): the race's ranking. Short length scales need more centres, so they start
+    behind and gain more per doubling; ranked by the criterion alone they were dropped on CASP at
+    512 centres, where at 8192 they were the best (docs/notes/centres.md)."""
+    return error if previous is None or previous <= 0 else error * (error / previous)
 
 
 def _stopped(why: str, m: int, fix: str) -> None:

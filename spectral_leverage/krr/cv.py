@@ -68,8 +68,10 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     each for k-fold), where a grid search refits :math:`k L_\ell L_\lambda` times. With
     ``n_centers="auto"`` m is read off the error curve (:mod:`~spectral_leverage.krr.center_curve`):
     doubled from 256 while the cross-validated RMSE still falls by ``tol``, the length scales racing
-    (half of them dropped at each doubling from 512), up to n or the most centres ``memory_budget``
-    allows. The best (ℓ, m, λ) scored is then fitted by :class:`NystromKRR` (``best_estimator_``).
+    (half of them dropped at each doubling from 512, ranked by their criterion one doubling ahead),
+    up to n or the most centres ``memory_budget`` allows. The best (ℓ, m, λ) scored becomes a
+    :class:`NystromKRR` (``best_estimator_``): its solution on all the rows for leave-one-out and
+    GCV, a fit on all the rows for k-fold.
 
     Parameters
     ----------

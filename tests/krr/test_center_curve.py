@@ -82,3 +82,15 @@ def test_the_time_budget_stops_before_a_round_that_would_pass_it(monkeypatch):
     clock[0] = 0.0
     with pytest.warns(UserWarning, match="stopped growing at 1024 centres"):
         assert len(grow_centers(timed, 1, center_sizes(4096), tol=0.01, time_budget=21)) == 3
+
+
+def test_the_race_ranks_by_the_criterion_one_doubling_ahead():
+    # scale 0 starts behind (3.0 against 1.9 at 256) but falls faster: ahead from 1024 centres on
+    calls = []
+
+    def score(i, m):
+        calls.append((i, m))
+        return dict(error=np.array([(1.0 + 2.0 * 256 / m, 1.4 + 0.5 * 256 / m)[i]]))
+    grow_centers(score, 2, center_sizes(8192), tol=0.01)
+    assert [m for i, m in calls if i == 1] == [256, 512]
+    assert [m for i, m in calls if i == 0] == [256, 512, 1024, 2048, 4096, 8192]
