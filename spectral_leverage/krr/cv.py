@@ -107,8 +107,9 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         by less than this fraction; 0 grows while it falls at all.
     time_budget : float > 0 or None, default=None
         Seconds of wall time for ``n_centers="auto"``'s curve: no doubling starts that would end
-        past it, by the last one's time (a warning says so when it binds; the final fit comes
-        after). None: no limit. Results then depend on the machine's speed.
+        past it, by the last one's time (a warning says so when it binds; k-fold's final fit on all
+        the rows comes after). None: no limit. A budget makes the result depend on the machine's
+        speed and load.
     memory_budget : int, default=1 GiB
         As in :class:`NystromKRR`; also caps ``n_centers="auto"`` (a warning says so when it stops
         a curve that was still improving).

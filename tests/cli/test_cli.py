@@ -137,7 +137,7 @@ def test_validate_without_matplotlib(tmp_path):
 
 
 def test_help_for_each_command():
-    for command in ("scores", "sample", "demo", "validate"):
+    for command in ("scores", "sample", "regress", "demo", "validate"):
         result = run(command, "--help")
         assert result.returncode == 0 and "usage" in result.stdout
 
