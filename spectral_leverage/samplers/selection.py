@@ -48,16 +48,22 @@ from ..ridge_gcv import factor_gcv
 from ._dictionary import check_kernel
 from .uniform import UniformSampler
 
-__all__ = ["KMEANS_ITER", "RACE_MAX_CENTERS", "AdaptiveCholesky", "CenterSelector",
+__all__ = ["KMEANS_ITER", "KMEANS_ROWS_PER_CENTER", "RACE_ROWS_PER_CENTER", "AdaptiveCholesky",
+           "CenterSelector",
            "GreedyCholesky", "KMeansCenters", "RPCholeskyCenters", "factor_rows", "kmeans_centers",
            "nystrom_factor"]
 
 #: Lloyd iterations of k-means: converged k-means is no better (docs/notes/kernel-pca.md)
 KMEANS_ITER = 10
-#: ``"adaptive-cholesky"`` races its three candidates below this many centres, and takes k-means'
-#: from there: at m = 800, 1024 and 4096 k-means was within 0.25 % of the best test RMSE on CCPP
-#: and CASP in every cell, where the race took about three times as long (docs/notes/centres.md)
-RACE_MAX_CENTERS = 800
+#: ``"adaptive-cholesky"``'s k-means clusters the pivotings' rows, or this many rows per centre
+#: where those are fewer (every row if n is smaller): on 10⁶ rows k-means on every row took about
+#: 100 of a 195 s selection at m = 1024
+KMEANS_ROWS_PER_CENTER = 16
+#: ``"adaptive-cholesky"`` races only on all the rows or on a subsample of at least this many rows
+#: per centre, else takes k-means': near the budget's most centres the subsample falls to m + 1
+#: rows, where the GCV of m centres, whose degrees of freedom approach the rows', says little (on
+#: CASP at m = 5792 the race there chose pivots 0.5 % worse than k-means, in 1.4 x the time)
+RACE_ROWS_PER_CENTER = 4
 
 
 def kmeans_centers(X: np.ndarray, m: int, rng: np.random.Generator,
@@ -244,11 +250,18 @@ class AdaptiveCholesky(_CholeskySelector):
     the pivotings from their own factors (no kernel evaluated again), k-means from the Nyström
     factor :math:`K_{nC}T^{-1}` of its centres C (:func:`nystrom_factor`). The lowest wins.
     A pilot with fewer centres is not enough: at short length scales the better pivoting at m/4
-    pivots is not the better one at m. The cost is the two pivotings, :math:`O(n m^2)` each,
-    k-means (:math:`O(n m d)` a Lloyd iteration), k-means' factor (:math:`O(n m^2)`) and three
-    :math:`m \times m` Cholesky factors. From :data:`RACE_MAX_CENTERS` centres on, where the
-    candidates were measured to tie and k-means to be the best or within 0.25 % of it, the race is
-    skipped and the centres are k-means' (on every row).
+    pivots is not the better one at m. The pivots are chosen, and all three candidates
+    scored, on the rows of :func:`factor_rows` (every row while the n × m factor fits in half of
+    ``memory_budget``, else a uniform subsample); k-means clusters the same rows, or
+    :data:`KMEANS_ROWS_PER_CENTER` per centre where they are fewer. The cost is the two
+    pivotings, :math:`O(n' m^2)` each for n' such rows, k-means (:math:`O(n' m d)` a Lloyd
+    iteration), k-means' factor on the n' rows (:math:`O(n' m^2)`) and three :math:`m \times m`
+    Cholesky factors; the budget bounds :math:`n' m`. At many centres k-means was the best or
+    within 0.25 % of it on CCPP and CASP, but on a design with a rare mode (0.1 % of 10⁶ rows far
+    from the rest) it gave that mode 3 of 1024 centres and a 29 % higher test RMSE than greedy
+    pivoting, which gave it 14 (docs/notes/centres.md): the race runs at any m, on every row or
+    on a subsample of at least :data:`RACE_ROWS_PER_CENTER` rows per centre; with fewer (many
+    centres in a small budget) the centres are k-means'.
 
     ``fit(X, y)`` is its use inside ``NystromKRR``; without y (``fit(X)``, an unsupervised use) it
     is greedy pivoting: of the two pivotings, the smaller worst loss in the measurements above.
@@ -275,8 +288,7 @@ class AdaptiveCholesky(_CholeskySelector):
     gcv_errors_ : dict
         The GCV error of each candidate in the last selection (``{"greedy": ..., "random": ...,
         "kmeans": ...}``, in y's units squared; the choice is made on y divided by its largest
-        magnitude, so that it does not depend on y's scale); empty without y, when the centres
-        are every row, and from :data:`RACE_MAX_CENTERS` centres on (no race).
+        magnitude, so that it does not depend on y's scale); empty when there was no race.
 
     Examples
     --------
@@ -320,19 +332,21 @@ class AdaptiveCholesky(_CholeskySelector):
 
     def _select(self, X, m, rng, sample_weight):
         self.gcv_errors_ = {}
-        if self._y is not None and m >= RACE_MAX_CENTERS:
-            self.pivoting_ = "kmeans"
-            return kmeans_centers(X, m, rng, sample_weight)
         rows = self._factor_rows(X.shape[0], m, rng)
         if self._y is None or m >= rows.size:
             self.pivoting_ = "greedy"
             return rows[self._pivots(X[rows], m, rng, True)[0]]
+        clustered = self._kmeans_rows(X.shape[0], m, rows, rng)
+        if rows.size < min(X.shape[0], RACE_ROWS_PER_CENTER * m):
+            self.pivoting_ = "kmeans"  # too few rows to score m centres on
+            w = None if sample_weight is None else sample_weight[clustered]
+            return kmeans_centers(X[clustered], m, rng, w)
         w = None if sample_weight is None else sample_weight[rows]
         y = self._y[rows]
         peak = float(np.max(np.abs(y), initial=0.0)) or 1.0  # y / peak: no squares under- or overflow
         chosen, errors = {}, {}
         for name in ("greedy", "random", "kmeans"):
-            chosen[name], F = self._candidate(name, X[rows], m, rng, w)
+            chosen[name], F = self._candidate(name, X, rows, clustered, m, rng, sample_weight)
             errors[name] = factor_gcv(F.T, y / peak, self.reg, w, self.fit_intercept,
                                       memory_budget=self.memory_budget / 4)
             del F  # one factor at a time within the budget
@@ -342,12 +356,26 @@ class AdaptiveCholesky(_CholeskySelector):
         best = chosen[self.pivoting_]
         return best if best.ndim == 2 else rows[best]
 
-    def _candidate(self, name: str, X, m, rng, w) -> tuple[np.ndarray, np.ndarray]:
-        """(pivots of X, or k-means' centres (m, d); the Nyström factor of X on them)."""
+    @staticmethod
+    def _kmeans_rows(n: int, m: int, rows: np.ndarray, rng) -> np.ndarray:
+        """The rows k-means clusters: the pivotings' ``rows``, or more of them where those are fewer
+        than :data:`KMEANS_ROWS_PER_CENTER` per centre (near the budget's most centres, n' falls to
+        m + 1: k-means on them would return the rows themselves)."""
+        wanted = min(n, KMEANS_ROWS_PER_CENTER * m)
+        if rows.size >= wanted:
+            return rows
+        return np.arange(n) if wanted == n else np.sort(rng.choice(n, size=wanted, replace=False))
+
+    def _candidate(self, name: str, X, rows, clustered, m, rng,
+                   sample_weight) -> tuple[np.ndarray, np.ndarray]:
+        """(pivots among ``X[rows]``, or k-means' centres (m, d) of ``X[clustered]``; the Nyström
+        factor of ``X[rows]`` on them)."""
         if name != "kmeans":
-            return self._pivots(X, m, rng, name == "greedy")
-        centres = kmeans_centers(X, m, rng, w)
-        return centres, nystrom_factor(X, resolve_kernel(self.kernel), centres, self.memory_budget / 2)
+            return self._pivots(X[rows], m, rng, name == "greedy")
+        w = None if sample_weight is None else sample_weight[clustered]
+        centres = kmeans_centers(X[clustered], m, rng, w)
+        return centres, nystrom_factor(X[rows], resolve_kernel(self.kernel), centres,
+                                       self.memory_budget / 2)
 
 
 def nystrom_factor(X: np.ndarray, kernel, centres: np.ndarray, memory_budget: float) -> np.ndarray:

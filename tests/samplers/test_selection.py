@@ -22,7 +22,7 @@ from spectral_leverage.samplers import (
     SpectralGreedy,
     make_sampler,
 )
-from spectral_leverage.samplers.selection import factor_rows
+from spectral_leverage.samplers.selection import RACE_ROWS_PER_CENTER, factor_rows
 
 KERNEL = Matern(0.5, nu=1.5)
 
@@ -174,18 +174,38 @@ def test_adaptive_cholesky_takes_kmeans_centres_when_they_score_best():
     assert errors["adaptive-cholesky"] < min(errors["greedy-cholesky"], errors["rp-cholesky"])
 
 
-def test_adaptive_cholesky_takes_kmeans_without_a_race_from_race_max_centers(monkeypatch):
-    """From RACE_MAX_CENTERS centres on (lowered here to 30) no candidate is scored: the centres are
-    k-means' on every row, the same as KMeansCenters' from the same stream; below it the race runs."""
-    from spectral_leverage.samplers import selection
+def test_adaptive_cholesky_races_on_a_row_subsample_and_finds_a_rare_mode():
+    """With a budget that leaves a subsample of rows, the three candidates are still raced (at any
+    m) and scored on it; on a design with a rare far mode whose target only it sees, the winner puts
+    centres there, as k-means (which allocates by mass) does not."""
+    rng = np.random.default_rng(0)
+    n, far = 6000, np.zeros(6000, dtype=bool)
+    far[rng.choice(6000, 30, replace=False)] = True
+    X = rng.normal(size=(n, 2))
+    X[far] = [8.0, 0.0] + 0.3 * X[far]
+    y = np.sin(2 * X[:, 0]) + 4 * np.exp(-0.5 * np.sum((X - [8.0, 0.0]) ** 2, axis=1)) * np.sin(3 * X[:, 1])
+    budget = 2**22  # n' = factor_rows(6000, 60, 4 MiB) < 6000 rows
+    assert factor_rows(n, 60, budget) < n
+    chosen = AdaptiveCholesky(Matern(1.0, nu=1.5), 1e-6, memory_budget=budget).fit(X, y)
+    centres, _ = chosen.select(60, random_state=0)
+    assert set(chosen.gcv_errors_) == {"greedy", "random", "kmeans"}
+    assert chosen.gcv_errors_[chosen.pivoting_] == min(chosen.gcv_errors_.values())
+    kmeans, _ = KMeansCenters().fit(X).select(60, random_state=0)
+    in_far = [int(np.sum(np.linalg.norm(c - [8.0, 0.0], axis=1) < 2)) for c in (centres, kmeans)]
+    assert in_far[0] > in_far[1]
 
-    monkeypatch.setattr(selection, "RACE_MAX_CENTERS", 30)
+
+def test_adaptive_cholesky_takes_kmeans_where_the_subsample_is_too_small_to_score_on():
+    """A subsample of fewer than RACE_ROWS_PER_CENTER rows per centre (many centres, a small budget)
+    is no place for a race: the centres are k-means'; with every row (a larger budget) it runs."""
     X, y, *_, kernel, reg = _designs("outliers")
-    chosen = AdaptiveCholesky(kernel, reg).fit(X, y)
-    centres, idx = chosen.select(30, random_state=0)
-    assert idx is None and chosen.pivoting_ == "kmeans" and chosen.gcv_errors_ == {}
-    np.testing.assert_array_equal(centres, KMeansCenters().fit(X).select(30, random_state=0)[0])
-    chosen.select(29, random_state=0)
+    m, budget = 120, 3 * 10**6
+    assert m < factor_rows(X.shape[0], m, budget) < RACE_ROWS_PER_CENTER * m < X.shape[0]
+    chosen = AdaptiveCholesky(kernel, reg, memory_budget=budget).fit(X, y)
+    centres, idx = chosen.select(m, random_state=0)
+    assert idx is None and centres.shape == (m, X.shape[1])
+    assert chosen.pivoting_ == "kmeans" and chosen.gcv_errors_ == {}
+    chosen.set_params(memory_budget=2**30).fit(X, y).select(m, random_state=0)
     assert set(chosen.gcv_errors_) == {"greedy", "random", "kmeans"}
 
 
