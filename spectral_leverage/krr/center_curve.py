@@ -62,7 +62,9 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
         less than this fraction.
     time_budget : float or None
         Seconds of wall time: a round does not start when the time so far plus its own expected
-        time (the last round's, scaled by :math:`m^2` and the length scales left) would pass it.
+        time would pass it: the last round's time per length scale, times the length scales left,
+        times the growth per doubling of m seen between the last two rounds (at least 2, as the
+        kernel blocks' O(n m), at most 4, as the normal equations' O(n m²); 4 after the first).
     capped : bool
         Whether the last size is ``memory_budget``'s cap (rather than n): growth that ends there
         while improving is reported.
@@ -75,7 +77,7 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
         The dicts of ``score``, each with ``scale`` (i) and ``size`` (m) added, in the order scored.
     """
     start = time.perf_counter()
-    passes, alive, previous = [], list(range(n_scales)), {}
+    passes, alive, previous, last_pass = [], list(range(n_scales)), {}, None
     for r, m in enumerate(sizes):
         began = time.perf_counter()
         scored = [dict(score(i, m), scale=i, size=m)
@@ -92,7 +94,11 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
             previous[p["scale"]] = best
         if not alive or r == len(sizes) - 1:
             break
-        next_round = took * (sizes[r + 1] / m) ** 2 * len(alive) / len(scored)
+        per_pass, growth = took / len(scored), 4.0
+        if last_pass is not None:  # the cost's growth per doubling so far, between m and m²
+            growth = float(np.clip(per_pass / last_pass, 2.0, 4.0))
+        last_pass = per_pass
+        next_round = per_pass * growth ** np.log2(sizes[r + 1] / m) * len(alive)
         if time_budget is not None and time.perf_counter() - start + next_round > time_budget:
             _stopped(f"the next round (about {next_round:.0f} s) would pass time_budget={time_budget:g} s",
                      m, "raise time_budget")

@@ -94,3 +94,17 @@ def test_the_race_ranks_by_the_criterion_one_doubling_ahead():
     grow_centers(score, 2, center_sizes(8192), tol=0.01)
     assert [m for i, m in calls if i == 1] == [256, 512]
     assert [m for i, m in calls if i == 0] == [256, 512, 1024, 2048, 4096, 8192]
+
+
+def test_the_time_budget_expects_the_growth_seen_so_far(monkeypatch):
+    # cost linear in m: 1, 2, 4 s; after 1 + 2 s the round at 1024 is expected to take 4 s (not the
+    # 8 s of m²) and fits in 8 s; the next one (8 s more) does not
+    clock = [0.0]
+    monkeypatch.setattr(center_curve.time, "perf_counter", lambda: clock[0])
+
+    def linear(i, m):
+        clock[0] += m / 256
+        return dict(error=np.array([256 / m]))
+    with pytest.warns(UserWarning, match=r"stopped growing at 1024 centres.*next round \(about 8 s\)"):
+        passes = grow_centers(linear, 1, center_sizes(4096), tol=0.01, time_budget=8)
+    assert [p["size"] for p in passes] == [256, 512, 1024]
