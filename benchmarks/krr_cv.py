@@ -120,8 +120,10 @@ def figure(model, path: str, title: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for ell in np.unique(results["param_length_scale"]):
         mask = results["param_length_scale"] == ell
+        m = results["n_centers"][mask].max()  # each ℓ at the most centres its curve reached
+        mask &= results["n_centers"] == m
         ax.loglog(results["param_reg"][mask], -results["mean_test_score"][mask], marker=".",
-                  label=f"ℓ = {ell:.2f}")
+                  label=f"ℓ = {ell:.2f} (m = {m})")
     ax.axvline(model.reg_, color="grey", linestyle=":", label=f"chosen λ = {model.reg_:.1e}")
     ax.set_xlabel("λ (reg)")
     ax.set_ylabel(f"criterion cv={model.cv!r} (mean squared error)")
