@@ -72,17 +72,21 @@ def _regress(args: argparse.Namespace) -> int:
         raise InputError(f"{args.data}: need at least 2 rows and 2 columns (features, then the target), "
                          f"got {train.shape[0]} x {train.shape[1]}")
     X, y = train[:, :-1], train[:, -1]
+    test = None
+    if args.test is not None:  # read and checked before the fit, which can take minutes
+        if args.test == "-" and args.data == "-":
+            raise InputError("TRAIN and --test cannot both be - (standard input is read once)")
+        test = _table(args, args.test)
+        if test.shape[1] not in (X.shape[1], X.shape[1] + 1):
+            raise InputError(f"{args.test}: has {test.shape[1]} columns; give {X.shape[1]} (TRAIN's "
+                             f"features) or {X.shape[1] + 1} (and the target)")
     start = time.perf_counter()
     model = make_pipeline(StandardScaler(), NystromKRRCV(**params)).fit(X, y)
     cv = model[-1]
     summary = (f"length scale {cv.length_scale_:.4g} (standardised features), reg {cv.reg_:.3g}, "
                f"{cv.n_centers_} centres: {args.cv} RMSE {np.sqrt(-cv.best_score_):.6g} on {X.shape[0]} "
                f"rows in {time.perf_counter() - start:.1f} s")
-    if args.test is not None:
-        test = _table(args, args.test)
-        if test.shape[1] not in (X.shape[1], X.shape[1] + 1):
-            raise InputError(f"{args.test}: has {test.shape[1]} columns; give {X.shape[1]} (TRAIN's "
-                             f"features) or {X.shape[1] + 1} (and the target)")
+    if test is not None:
         prediction = model.predict(test[:, :X.shape[1]])
         if test.shape[1] > X.shape[1]:
             summary += f"; test RMSE {np.sqrt(np.mean((prediction - test[:, -1]) ** 2)):.6g}"

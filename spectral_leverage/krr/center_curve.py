@@ -7,11 +7,11 @@ resource): after the round at the r-th size (r = 0, 1, …) only the best :math:
 of the L length scales grow further, ranked by their best criterion over the λ path times the
 factor by which the last doubling lowered it (the criterion one doubling ahead, if it falls as it
 just did: short length scales start behind and catch up). A length
-scale also stops when doubling its centres lowered its criterion's square root (a cross-validated
-root mean squared error) by less than the fraction ``tol``. Growth ends there, at the last size
-(n, every row a centre; or the most centres ``memory_budget`` allows), or before a round that
-would end past ``time_budget`` seconds; a warning says when a budget stopped a length scale that
-was still improving.
+scale stops, and takes no place in the race, when doubling its centres lowered its criterion's
+square root (a cross-validated root mean squared error) by less than the fraction ``tol``. Growth
+ends there, at the last size (n, every row a centre; or the most centres ``memory_budget``
+allows), or before a round that would end past ``time_budget`` seconds; a warning says when a
+budget stopped a length scale that was still improving.
 
 The cost is that of the last rounds: with L = 4 the rounds score 4, 4, 2, 1, 1, … length scales,
 so the curve costs about 4/3 of fitting its largest m once per length scale still in the race.
@@ -85,13 +85,11 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
                                     unit="ℓ")]
         took = time.perf_counter() - began
         passes += scored
-        ranked = sorted(scored, key=lambda p: _outlook(float(np.min(p["error"])), previous.get(p["scale"])))
-        alive = []
-        for p in ranked[: math.ceil(n_scales / 2**r)]:
-            best = float(np.min(p["error"]))
-            if p["scale"] not in previous or best < (1.0 - tol) ** 2 * previous[p["scale"]]:
-                alive.append(p["scale"])
-            previous[p["scale"]] = best
+        errors = {p["scale"]: float(np.min(p["error"])) for p in scored}
+        improving = [i for i in errors if i not in previous or errors[i] < (1.0 - tol) ** 2 * previous[i]]
+        improving.sort(key=lambda i: _outlook(errors[i], previous.get(i)))
+        alive = improving[: math.ceil(n_scales / 2**r)]  # a flat curve takes no place in the race
+        previous.update(errors)
         if not alive or r == len(sizes) - 1:
             break
         per_pass, growth = took / len(scored), 4.0
@@ -101,10 +99,10 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
         next_round = per_pass * growth ** np.log2(sizes[r + 1] / m) * len(alive)
         if time_budget is not None and time.perf_counter() - start + next_round > time_budget:
             _stopped(f"the next round (about {next_round:.0f} s) would pass time_budget={time_budget:g} s",
-                     m, "raise time_budget")
+                     m, "raise time_budget", measured=r > 0)
             return passes
     if alive and capped:
-        _stopped("memory_budget allows no more", sizes[-1], "raise memory_budget")
+        _stopped("memory_budget allows no more", sizes[-1], "raise memory_budget", measured=len(sizes) > 1)
     return passes
 
 
@@ -116,6 +114,9 @@ def _outlook(error: float, previous: float | None) -> float:
     return error if previous is None or previous <= 0 else error * (error / previous)
 
 
-def _stopped(why: str, m: int, fix: str) -> None:
-    warnings.warn(f"n_centers='auto' stopped growing at {m} centres, still improving by the tolerance: "
-                  f"{why}; {fix} for more centres.", UserWarning, stacklevel=4)
+def _stopped(why: str, m: int, fix: str, measured: bool) -> None:
+    """The warning of a budget that stopped the curve; ``measured``: after a doubling that gained
+    at least the tolerance (else after the first size, where no gain was measured yet)."""
+    state = "still improving by the tolerance" if measured else "before any doubling"
+    warnings.warn(f"n_centers='auto' stopped growing at {m} centres, {state}: {why}; {fix} for more "
+                  "centres.", UserWarning, stacklevel=4)

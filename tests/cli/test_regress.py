@@ -67,6 +67,15 @@ def test_every_option_is_checked_before_the_data_are_read(tmp_path, option, valu
     assert len(lines) == 1 and option.split("/")[0] in lines[0] and "Traceback" not in result.stderr
 
 
+def test_a_bad_test_table_fails_before_the_fit(tables, tmp_path):
+    # the fit can take minutes: a missing --test file, or standard input twice, is found first
+    result = run(tables[0], "--test", tmp_path / "absent.csv", "--n-centers", "20", "--quiet")
+    assert result.returncode == 2 and "absent.csv" in result.stderr and result.stdout == ""
+    result = subprocess.run([*COMMAND, "-", "--test", "-", "--quiet"], input="a,y\n1,2\n3,4\n",
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "cannot both be -" in result.stderr
+
+
 def test_bad_tables_are_one_line_errors(tables, tmp_path):
     train = tables[0]
     one_column = tmp_path / "one.csv"

@@ -108,3 +108,21 @@ def test_the_time_budget_expects_the_growth_seen_so_far(monkeypatch):
     with pytest.warns(UserWarning, match=r"stopped growing at 1024 centres.*next round \(about 8 s\)"):
         passes = grow_centers(linear, 1, center_sizes(4096), tol=0.01, time_budget=8)
     assert [p["size"] for p in passes] == [256, 512, 1024]
+
+
+def test_a_flat_curve_takes_no_place_in_the_race():
+    # scale 0 flattens at 512 (best there, but gains < tol); scale 2 still falls: it grows, not 0
+    curves = {0: (1.00, 0.995, 0.99), 1: (1.10, 1.00, 0.90), 2: (1.20, 1.12, 0.98), 3: (1.5, 1.45, 1.4)}
+    calls = []
+
+    def score(i, m):
+        calls.append((i, m))
+        return dict(error=np.array([curves[i][min(int(np.log2(m / 256)), 2)]]))
+    grow_centers(score, 4, center_sizes(1024), tol=0.01)
+    assert sorted(i for i, m in calls if m == 1024) == [1, 2]
+
+
+def test_a_budget_before_any_doubling_says_so(monkeypatch):
+    score, _ = curve([0.0])
+    with pytest.warns(UserWarning, match="stopped growing at 256 centres, before any doubling"):
+        grow_centers(score, 1, center_sizes(256), tol=0.01, capped=True)
