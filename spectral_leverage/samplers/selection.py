@@ -59,10 +59,9 @@ KMEANS_ITER = 10
 #: where those are fewer (every row if n is smaller): on 10⁶ rows k-means on every row took about
 #: 100 of a 195 s selection at m = 1024
 KMEANS_ROWS_PER_CENTER = 16
-#: ``"adaptive-cholesky"`` races only on all the rows or on a subsample of at least this many rows
-#: per centre, else takes k-means': near the budget's most centres the subsample falls to m + 1
-#: rows, where the GCV of m centres, whose degrees of freedom approach the rows', says little (on
-#: CASP at m = 5792 the race there chose pivots 0.5 % worse than k-means, in 1.4 x the time)
+#: ``"adaptive-cholesky"`` races on all the rows or a subsample of at least this many per centre,
+#: else takes k-means': on m + 1 rows (near the budget's cap) the GCV of m centres says little (on
+#: CASP at m = 5792 such a race chose pivots 0.5 % worse than k-means, in 1.4 x the time)
 RACE_ROWS_PER_CENTER = 4
 
 
