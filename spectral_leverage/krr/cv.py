@@ -231,7 +231,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         if sample_weight is not None:
             rows, weights = positive_rows(X, sample_weight)
             Xw, Y = X[rows], Y[rows]
-        Y, y_scale = standardised_target(Y, weights, self.fit_intercept)
+        Y, y_scale, y_offset = standardised_target(Y, weights, self.fit_intercept)
         rng = check_random_state(self.random_state)
         regs = default_regs(Xw.shape[0]) if self.regs is None else check_grid(self.regs, "regs")
         scales = default_length_scales(Xw, rng) if self.length_scales is None else check_grid(
@@ -272,22 +272,20 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         if chosen["solution"] is None:  # k-fold: no fit on all the rows yet
             self.best_estimator_.fit(X, y, sample_weight=sample_weight)
         else:
-            self._set_best(X, y, chosen, rows, weights, y_scale)
+            self._set_best(X, y, chosen, rows, y_scale, y_offset)
         self.n_centers_ = int(self.best_estimator_.centers_.shape[0])
         return self
 
-    def _set_best(self, X, y, chosen: dict, rows, weights, y_scale: float) -> None:
+    def _set_best(self, X, y, chosen: dict, rows, y_scale: float, y_offset) -> None:
         """``best_estimator_`` from the chosen pass's own solution (leave-one-out and GCV solve on
-        all the rows), back in y's units: the model scored, without a second fit."""
+        all the rows), back in y's units (y = y_scale·Z + y_offset, Z the standardised target the
+        criteria saw): the model scored, without a second fit."""
         coef, intercept = chosen["solution"]
-        Y = y.reshape(y.shape[0], -1) if rows is None else y.reshape(y.shape[0], -1)[rows]
-        peak = float(np.max(np.abs(Y), initial=0.0)) or 1.0  # the mean of y / peak: no overflow
-        offset = peak * np.average(Y / peak, axis=0, weights=weights) if self.fit_intercept else 0.0
         validate_data(self.best_estimator_, X, skip_check_array=True)  # n_features_in_, feature names
         indices = chosen["indices"]
         self.best_estimator_._set_solution(
             chosen["centers"], indices if rows is None or indices is None else rows[indices],
-            regressor_sampler(self.sampler, True), coef * y_scale, intercept * y_scale + offset, y.ndim)
+            regressor_sampler(self.sampler, True), coef * y_scale, intercept * y_scale + y_offset, y.ndim)
 
     def _splits(self, X, Y, n: int, rows) -> list | None:
         """(train, test) indices into the rows of positive weight, X and Y: None for GCV and

@@ -49,25 +49,26 @@ def check_grid(values, name: str) -> np.ndarray:
 
 
 def standardised_target(Y: np.ndarray, weights: np.ndarray | None,
-                        fit_intercept: bool) -> tuple[np.ndarray, float]:
-    r"""(Y centred by its weighted mean when ``fit_intercept`` and divided by a scale s, s): the
-    criteria are then computed on values of order one, whatever y's units. On y itself their
-    squares under- or overflow (y × 1e-200 gave every criterion 0, y × 1e155 gave inf, and the
-    largest λ and shortest ℓ were chosen). s is the weighted root mean square of the centred
-    values (one s for every output, so the mean over outputs weighs them as before; computed
-    relative to the largest :math:`|y|`, so that its squares stay in range), 1 for a constant y.
-    The chosen (λ, ℓ) do not change: an intercept absorbs the shift, and the criteria scale
-    by :math:`s^2`."""
+                        fit_intercept: bool) -> tuple[np.ndarray, float, np.ndarray | float]:
+    r"""(Z, s, c) with Y = s Z + c: Y centred by its weighted mean c when ``fit_intercept`` (else
+    c = 0) and divided by a scale s, so that the criteria are computed on values of order one,
+    whatever y's units, and a solution on Z maps back to y's units as (s·coef, s·intercept + c).
+    On y itself their squares under- or overflow (y × 1e-200 gave every criterion 0, y × 1e155
+    gave inf, and the largest λ and shortest ℓ were chosen). s is the weighted root mean square of
+    the centred values (one s for every output, so the mean over outputs weighs them as before),
+    1 for a constant y; s and c are computed relative to the largest :math:`|y|`, so that their
+    squares stay in range. The chosen (λ, ℓ) do not change: an intercept absorbs the shift, and
+    the criteria scale by :math:`s^2`."""
     peak = float(np.max(np.abs(Y), initial=0.0))
     if peak == 0:
-        return Y, 1.0
+        return Y, 1.0, 0.0
     Y = Y / peak
-    if fit_intercept:
-        Y = Y - np.average(Y, axis=0, weights=weights)
+    offset = np.average(Y, axis=0, weights=weights) if fit_intercept else np.zeros(Y.shape[1])
+    Y = Y - offset
     spread = float(np.sqrt(np.average(np.mean(Y**2, axis=1), weights=weights)))
     if spread == 0:
-        return Y, 1.0
-    return Y / spread, peak * spread
+        return Y, peak, peak * offset
+    return Y / spread, peak * spread, peak * offset
 
 
 def explicit_splits(splits, n: int, rows: np.ndarray | None) -> list:
