@@ -15,7 +15,8 @@ RidgeCV(alphas=np.logspace(-6, 2, 9))``, with each transformer:
 ``gamma`` is left at its default (1/d), as the replaced line had it. Per row: test RMSE, the
 transformer's fit (CPU seconds of this process, one BLAS thread) and the whole pipeline's fit. The
 table gives, per (data set, m), each transformer's mean RMSE over seeds divided by ``Nystroem``'s and
-its median fit time divided by ``Nystroem``'s. ``--out`` appends finished rows (JSON lines) and skips
+its median fit time divided by ``Nystroem``'s, both over the seeds that transformer ran (``Nystroem``'s
+own column: all its seeds). ``--out`` appends finished rows (JSON lines) and skips
 those already there, so a run can resume.
 """
 
@@ -71,19 +72,20 @@ def summarise(rows: list) -> None:
     cells = defaultdict(lambda: defaultdict(list))
     for row in rows:
         cells[(row["dataset"], row["n_train"], row["m"])][row["method"]].append(row)
-    methods = sorted({row["method"] for row in rows}, key=lambda name: name != "Nystroem")
+    methods = sorted({row["method"] for row in rows}, key=lambda name: (name != "Nystroem", name))
     print("| data | n_train | m | " + " | ".join(methods) + " |")
     print("|---|---|---|" + "---|" * len(methods))
     for (name, n_train, m), by_method in sorted(cells.items()):
-        base = by_method["Nystroem"]
-        rmse0 = np.mean([r["rmse"] for r in base])
-        time0 = np.median([r["fit_seconds"] for r in base])
         entries = []
         for method in methods:
             runs = by_method.get(method, [])
             if not runs:
                 entries.append("–")
                 continue
+            seeds = {r["seed"] for r in runs}  # Nystroem's runs on the same seeds
+            base = [r for r in by_method["Nystroem"] if r["seed"] in seeds]
+            rmse0 = np.mean([r["rmse"] for r in base])
+            time0 = np.median([r["fit_seconds"] for r in base])
             rmse = np.mean([r["rmse"] for r in runs])
             seconds = np.median([r["fit_seconds"] for r in runs])
             entries.append(f"{rmse / rmse0:.3f} ({seconds:.2f} s, ×{seconds / time0:.1f})"

@@ -171,7 +171,7 @@ def run(target: str, X, n: int, kernel, reg: float, seed: int) -> list[np.ndarra
         assert values.shape == (n,) and np.all(np.isfinite(values)) and np.all(values >= 0)
         return [values]
     if target == "LeverageNystroem":
-        features = sl.LeverageNystroem(kernel, reg=reg, n_components=20,
+        features = sl.LeverageNystroem(kernel, reg=reg, n_components=20, sampler="spectral",
                                        random_state=seed).fit(X).transform(X)
         assert np.all(np.isfinite(features))
         return [features]

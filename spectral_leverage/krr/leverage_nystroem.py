@@ -1,6 +1,6 @@
 r"""The Nyström feature map of scikit-learn's ``Nystroem``, with its signature, and components chosen
-by ridge leverage sampling; a linear ``Ridge`` on its features is Nyström KRR
-(:mod:`spectral_leverage.krr.nystrom`)."""
+by any sampler of the package (ridge leverage sampling among them); a linear ``Ridge`` on its
+features is Nyström KRR (:mod:`spectral_leverage.krr.nystrom`)."""
 
 from __future__ import annotations
 
@@ -70,22 +70,33 @@ def string_kernel(name: str, gamma: float | None, n_features: int) -> tuple[Kern
 
 
 class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    r"""scikit-learn's ``Nystroem`` with components chosen by ridge leverage sampling.
+    r"""scikit-learn's ``Nystroem`` with a choice of how its components are chosen: ridge leverage
+    sampling, pivoted Cholesky, k-means or, by default, uniformly.
 
     The signature is :class:`sklearn.kernel_approximation.Nystroem`'s, plus ``reg`` and
     ``sampler``: replacing ``Nystroem(kernel="rbf", gamma=g, n_components=m)`` by
-    ``LeverageNystroem(kernel="rbf", gamma=g, n_components=m, reg=r)`` is enough. The
+    ``LeverageNystroem(kernel="rbf", gamma=g, n_components=m, sampler=s, reg=r)`` is enough. The
     ``n_components`` components are distinct training rows drawn *without replacement* with
-    probabilities proportional to the ridge leverage scores :math:`n\,l_i`,
-    :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` (``reg`` :math:`= \lambda`): each draw picks among
-    the rows not yet drawn in proportion to their scores. That is the law of drawing with
-    replacement until ``n_components`` distinct rows have come up, so it keeps the leverage
-    ordering of the i.i.d. scheme while returning the m columns asked for (i.i.d. draws,
-    de-duplicated, gave 844 distinct of 1000 on CCPP). With :math:`K_{JJ} = U S V^\top` (singular
-    values clipped below at 1e-12), ``normalization_`` :math:`= U S^{-1/2} V^\top` and
-    ``transform(X)`` :math:`= K(X, \text{components\_})\,\text{normalization\_}^\top`, as in
-    scikit-learn, so that inner products of the features approximate the kernel. A linear
-    ``Ridge`` on these features is Nyström KRR.
+    probabilities proportional to the sampler's scores, e.g. the ridge leverage scores
+    :math:`n\,l_i`, :math:`l_i = [K(K + n\lambda I)^{-1}]_{ii}` (``reg`` :math:`= \lambda`), of
+    ``sampler="spectral"``: each draw picks among the rows not yet drawn in proportion to their
+    scores. That is the law of drawing with replacement until ``n_components`` distinct rows have
+    come up, so it keeps the leverage ordering of the i.i.d. scheme while returning the m columns
+    asked for (i.i.d. draws, de-duplicated, gave 844 distinct of 1000 on CCPP). A selector
+    (``"rp-cholesky"``, ``"kmeans"``, …) chooses the m rows at once instead. With
+    :math:`K_{JJ} = U S V^\top` (singular values clipped below at 1e-12), ``normalization_``
+    :math:`= U S^{-1/2} V^\top` and ``transform(X)`` :math:`= K(X, \text{components\_})\,
+    \text{normalization\_}^\top`, as in scikit-learn, so that inner products of the features
+    approximate the kernel. A linear ``Ridge`` on these features is Nyström KRR.
+
+    **The default is uniform** (scikit-learn's own scheme, for its cost): where a user swaps
+    ``Nystroem`` for this class, in ``StandardScaler → transformer → RidgeCV`` at the default
+    ``gamma`` on CCPP and CASP (m = 100, 300, 1000; docs/performance.md), no sampler had a lower
+    test RMSE than uniform components, and every one of them cost 1.5–56 × ``Nystroem``'s fit at
+    m ≥ 300, whose cost does not grow with n (theirs does). At that wide kernel the ridge leverage
+    scores are nearly flat. Choose a sampler by name for kernels narrow against the data's spread
+    or a small ``reg``, where the scores vary and the choice of centres counts
+    (docs/notes/centres.md; for a regressor, :class:`NystromKRR` chooses its centres from y).
 
     Parameters
     ----------
@@ -109,9 +120,11 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     n_jobs : int or None, default=None
         As in :class:`NystromKRR`.
     reg : float, default=1e-3
-        :math:`\lambda > 0` of the leverage scores.
-    sampler : str or LeverageSampler, default="spectral"
-        A name of :data:`spectral_leverage.SAMPLERS` or a sampler object, as in :class:`NystromKRR`.
+        :math:`\lambda > 0` of the leverage scores (unused by ``"uniform"``).
+    sampler : str or LeverageSampler, default="uniform"
+        A name of :data:`spectral_leverage.SAMPLERS` or a sampler object, as in :class:`NystromKRR`:
+        ``"spectral"`` for ridge leverage sampling (``"spectral"`` was the default before
+        2026-11-28).
 
     Attributes
     ----------
@@ -131,8 +144,8 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(1000, 2))
     >>> y = np.sin(4 * X[:, 0]) + 0.1 * rng.normal(size=1000)
-    >>> feature_map = LeverageNystroem(kernel="rbf", gamma=2.0, n_components=50, reg=1e-4,
-    ...                                random_state=0)
+    >>> feature_map = LeverageNystroem(kernel="rbf", gamma=2.0, n_components=50, sampler="spectral",
+    ...                                reg=1e-4, random_state=0)
     >>> pipe = make_pipeline(feature_map, Ridge(alpha=1e-3)).fit(X, y)
     >>> pipe[0].components_.shape, bool(pipe.score(X, y) > 0.9)
     ((50, 2), True)
@@ -163,7 +176,7 @@ class LeverageNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def __init__(self, kernel="rbf", *, gamma: float | None = None, coef0: float | None = None,
                  degree: float | None = None, kernel_params: dict | None = None,
                  n_components: int = 100, random_state=None, n_jobs: int | None = None,
-                 reg: float = DEFAULT_REG, sampler="spectral"):
+                 reg: float = DEFAULT_REG, sampler="uniform"):
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0

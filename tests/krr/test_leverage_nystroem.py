@@ -23,7 +23,7 @@ from spectral_leverage.krr.leverage_nystroem import string_kernel
 
 @parametrize_with_checks([
     LeverageNystroem(),
-    LeverageNystroem(kernel="laplacian", gamma=0.5, n_components=20, random_state=0),
+    LeverageNystroem(kernel="laplacian", gamma=0.5, n_components=20, sampler="spectral", random_state=0),
     LeverageNystroem(ConstantKernel(2.0) * Matern(1.0, nu=2.5), n_components=20, sampler="uniform"),
 ], expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
@@ -43,7 +43,7 @@ def _script(transformer_class, **extra):
 
 def test_replacing_the_class_name_is_enough():
     theirs, their_scores = _script(Nystroem)
-    ours, our_scores = _script(LeverageNystroem, reg=1e-4)
+    ours, our_scores = _script(LeverageNystroem, sampler="spectral", reg=1e-4)
     assert ours[1].transform(ours[0].transform(smooth_data(900, seed=3)[0])).shape == (900, 60)
     assert ours[1].components_.shape == theirs[1].components_.shape == (60, 2)
     assert np.unique(ours[1].component_indices_).size == 60
@@ -72,6 +72,21 @@ def test_features_are_the_nystroem_approximation_of_scikit_learns_kernel(kernel,
     np.testing.assert_array_equal(via_params.component_indices_, tr.component_indices_)
     default = LeverageNystroem(kernel=kernel, n_components=300, reg=1e-3).fit(X)
     np.testing.assert_allclose(default.transform(X) @ default.transform(X).T, exact(X, X, 1 / 3), atol=1e-6)
+
+
+def test_default_components_are_uniform():
+    """The default is scikit-learn's scheme (docs/performance.md): m distinct rows, each in with
+    probability m/n, the same draw as ``sampler="uniform"``."""
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    assert LeverageNystroem().sampler == "uniform"
+    np.testing.assert_array_equal(LeverageNystroem(n_components=10, random_state=3).fit(X).component_indices_,
+                                  LeverageNystroem(n_components=10, random_state=3,
+                                                   sampler="uniform").fit(X).component_indices_)
+    counts = np.zeros(50)
+    for seed in range(2000):
+        counts[LeverageNystroem(n_components=10, random_state=seed).fit(X).component_indices_] += 1
+    # Binomial(2000, 0.2) per row: sd 17.9; 5 sd over 50 rows fails by chance with p < 1e-4
+    assert np.all(np.abs(counts - 400) < 5 * 17.9)
 
 
 def test_string_kernels_scores_kernel():
@@ -109,7 +124,8 @@ def test_distinct_components_on_real_data():
     # issue 23: 1000 i.i.d. draws on CCPP kept 844 distinct rows; now exactly n_components
     X = load_xy("ccpp.csv")[0]
     X = (X - X.mean(axis=0)) / X.std(axis=0)
-    tr = LeverageNystroem(kernel="rbf", gamma=0.5, n_components=1000, reg=1e-5, random_state=0).fit(X)
+    tr = LeverageNystroem(kernel="rbf", gamma=0.5, n_components=1000, reg=1e-5, sampler="spectral",
+                          random_state=0).fit(X)
     assert tr.components_.shape == (1000, 4) and np.unique(tr.component_indices_).size == 1000
 
 
