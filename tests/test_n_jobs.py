@@ -15,6 +15,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from spectral_leverage import (
     LeverageNystroem,
     NystromKRR,
+    NystromKRRCV,
     SketchedKRR,
     SpectralLeverage,
     _blocks,
@@ -40,6 +41,9 @@ RUNS = {
     "LeverageNystroem": lambda j: LeverageNystroem(KERNEL, reg=1e-3, n_components=100, n_jobs=j,
                                                    sampler="spectral", random_state=0).fit(X2).transform(X2),
     "SketchedKRR": lambda j: SketchedKRR(KERNEL, 1e-3, 100, n_jobs=j, random_state=0).fit(X2, Y).predict(X2),
+    "NystromKRRCV": lambda j: NystromKRRCV(KERNEL, regs=[1e-3, 1e-4], length_scales=[0.5], n_centers=100,
+                                           memory_budget=SMALL, n_jobs=j,
+                                           random_state=0).fit(X2, Y).predict(X2),
 }
 
 
@@ -135,7 +139,7 @@ class _CountingMatern(Matern):
 
 @pytest.mark.skipif(_blocks.N_THREADS < 2, reason="one core: BLAS has one thread anyway")
 @pytest.mark.parametrize("name", ["SpectralLeverage-full-scale", "NystromKRR", "LeverageNystroem",
-                                  "SketchedKRR"])
+                                  "SketchedKRR", "NystromKRRCV"])
 def test_the_default_holds_blas_to_one_thread_in_the_whole_method(name):
     # n_jobs=None is one core: the serial factorisations and products between the blocks included
     kernel = _CountingMatern(0.5, nu=1.5)
@@ -147,6 +151,8 @@ def test_the_default_holds_blas_to_one_thread_in_the_whole_method(name):
                                                      sampler="spectral",
                                                      random_state=0).fit(X2).transform(X2),
         "SketchedKRR": lambda: SketchedKRR(kernel, 1e-3, 100, random_state=0).fit(X2, Y).predict(X2),
+        "NystromKRRCV": lambda: NystromKRRCV(kernel, regs=[1e-3], length_scales=[0.5], n_centers=100,
+                                             random_state=0).fit(X2, Y).predict(X2),
     }[name]
     before = _blas_threads()
     assert before >= 2, "the test needs BLAS's own default of several threads"

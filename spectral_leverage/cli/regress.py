@@ -49,6 +49,9 @@ def _check_options(args: argparse.Namespace) -> dict:
         raise InputError(f"--tol must be in [0, 1), got {args.tol}")
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
+    if args.n_jobs == 0:
+        raise InputError("--n-jobs must be a number of threads >= 1, or -1 for every core (-2 all but "
+                         "one, as in joblib), not 0")
     if args.output is not None and args.test is None:
         raise InputError("-o/--output writes the predictions of --test TABLE: give --test")
     args.delimiter = check_delimiter(args.delimiter)
@@ -58,7 +61,7 @@ def _check_options(args: argparse.Namespace) -> dict:
     return dict(kernel=kernel_of(args), cv=_count("--cv", args.cv, 2, ("loo", "gcv")),
                 n_centers=_count("--n-centers", args.n_centers, 1, ("auto",)), tol=args.tol,
                 time_budget=args.time_budget, memory_budget=args.memory_budget, random_state=args.seed,
-                verbose=show_progress(args))
+                verbose=show_progress(args), n_jobs=args.n_jobs)
 
 
 def _table(args: argparse.Namespace, path: str) -> np.ndarray:
@@ -119,6 +122,8 @@ def add_parser(sub) -> None:
                          help="bytes for the row blocks and the centres' matrices (default "
                               f"{DEFAULT_MEMORY_BUDGET}: 5792 centres at most)")
     regress.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    regress.add_argument("--n-jobs", type=int, default=-1,
+                         help="threads, BLAS's included (default -1: every core; joblib's meaning)")
     regress.add_argument("--quiet", action="store_true",
                          help="no progress bars or timings (progress shows only on a terminal anyway)")
     regress.set_defaults(run=_regress)

@@ -19,10 +19,11 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._blocks import DEFAULT_MEMORY_BUDGET
+from .._blocks import DEFAULT_MEMORY_BUDGET, use_n_jobs
 from .._validation import (
     KERNEL,
     MEMORY_BUDGET,
+    N_JOBS,
     POSITIVE,
     POSITIVE_INT,
     RANDOM_STATE,
@@ -118,6 +119,10 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     verbose : bool, default=False
         A progress bar (stderr) over each m's length scales, each (ℓ, m)'s centres, best λ and time
         logged (``logging``, INFO) to this module's logger, and ``best_estimator_``'s own progress.
+    n_jobs : int or None, default=None
+        Threads of the fit and of ``predict``, BLAS's included, as in :class:`NystromKRR` (joblib's
+        meaning: None is one thread outside a ``joblib.parallel_config`` context, -1 every core);
+        ``best_estimator_`` has the same.
 
     Attributes
     ----------
@@ -182,12 +187,13 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         "memory_budget": MEMORY_BUDGET,
         "random_state": RANDOM_STATE,
         "verbose": ["boolean"],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, kernel=None, *, regs=None, length_scales=None, n_centers="auto", cv="loo",
                  sampler="auto", fit_intercept: bool = True, tol: float = 0.01,
                  time_budget: float | None = None, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                 random_state=None, verbose: bool = False):
+                 random_state=None, verbose: bool = False, n_jobs=None):
         self.kernel = kernel
         self.regs = regs
         self.length_scales = length_scales
@@ -200,12 +206,14 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         self.memory_budget = memory_budget
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
 
+    @use_n_jobs
     def fit(self, X, y, sample_weight=None) -> NystromKRRCV:
         """Score every (λ, ℓ) of the grids, then fit ``best_estimator_`` on all the data.
 
@@ -267,7 +275,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         self.best_estimator_ = NystromKRR(
             self.kernel_, self.reg_, chosen["size"], sampler=self.sampler,
             fit_intercept=self.fit_intercept, memory_budget=self.memory_budget,
-            random_state=int(seeds[chosen["scale"]]), verbose=self.verbose,
+            random_state=int(seeds[chosen["scale"]]), verbose=self.verbose, n_jobs=self.n_jobs,
         )
         if chosen["solution"] is None:  # k-fold: no fit on all the rows yet
             self.best_estimator_.fit(X, y, sample_weight=sample_weight)

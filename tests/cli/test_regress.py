@@ -33,7 +33,8 @@ def tables(tmp_path):
 def test_predictions_are_those_of_nystromkrrcv_on_standardised_features(tables, tmp_path):
     train, test, features, X, y, X_test, y_test = tables
     out = tmp_path / "pred.csv"
-    result = run(train, "--test", test, "-o", out, "--n-centers", "60", "--seed", "3", "--quiet")
+    result = run(train, "--test", test, "-o", out, "--n-centers", "60", "--seed", "3", "--n-jobs", "2",
+                 "--quiet")
     assert result.returncode == 0, result.stderr
     model = make_pipeline(StandardScaler(), NystromKRRCV(n_centers=60, random_state=3)).fit(X, y)
     expected = model.predict(X_test)
@@ -59,7 +60,8 @@ def test_without_a_test_table_it_reports_the_fit(tables):
 @pytest.mark.parametrize("option, value", [("--cv", "1"), ("--cv", "kfold"), ("--n-centers", "0"),
                                            ("--n-centers", "many"), ("--tol", "1"), ("--tol", "-0.1"),
                                            ("--time-budget", "0"), ("--memory-budget", "0"),
-                                           ("--nu", "nan"), ("--seed", "-1"), ("-o", "p.csv")])
+                                           ("--nu", "nan"), ("--seed", "-1"), ("-o", "p.csv"),
+                                           ("--n-jobs", "0")])
 def test_every_option_is_checked_before_the_data_are_read(tmp_path, option, value):
     result = run(tmp_path / "absent.csv", option, value)
     assert result.returncode == 2 and "no such file" not in result.stderr
