@@ -22,8 +22,8 @@ training rows, then
 
 * ``uniform`` (``--methods``): ``NystromKRR`` with uniform centres at the CV's (ℓ, λ, m).
 
-Times are CPU seconds of this process with ``--threads`` BLAS threads (default 1; rows keep
-their wall seconds too). ``--out`` appends each finished row and
+Times are CPU seconds of this process with ``--threads`` BLAS threads (default 1; the CV's
+``n_jobs`` too; rows keep their wall seconds). ``--out`` appends each finished row and
 skips rows already there, so a run resumes. ``--summarise`` prints the table of docs/notes/centres.md:
 the CV's test RMSE over the grid's best and over the Nystroem search's best, its time over theirs, and
 uniform centres' RMSE.
@@ -90,9 +90,9 @@ def rmse(prediction, y) -> float:
 
 
 def run_cv(X, y, X_test, y_test, kernel, seed: int, time_budget: float | None = None,
-           verbose: bool = False) -> list[dict]:
+           verbose: bool = False, threads: int = 1) -> list[dict]:
     model, seconds = cpu(lambda: NystromKRRCV(kernel, time_budget=time_budget, random_state=seed,
-                                              verbose=verbose).fit(X, y))
+                                              verbose=verbose, n_jobs=threads).fit(X, y))
     results = model.cv_results_
     curve = sorted({(float(ell), int(m))
                     for ell, m in zip(results["param_length_scale"], results["n_centers"], strict=True)})
@@ -142,12 +142,12 @@ def run_nystroem(X, y, X_test, y_test, seed: int, m: int, ell: float) -> list[di
 
 
 def jobs(X, y, X_test, y_test, kernel, seed: int, grid_max: int, methods, cv_row, time_budget=None,
-         verbose=False):
+         verbose=False, threads=1):
     """(key, thunk) for every row of ``methods`` for one (data set, seed, kernel), the cheap ones
     first; ``cv_row()`` is the CV's row once run (for ``uniform``)."""
     _, scales = grids(X, seed)
     if "cv" in methods:
-        yield ("cv",), lambda: run_cv(X, y, X_test, y_test, kernel, seed, time_budget, verbose)
+        yield ("cv",), lambda: run_cv(X, y, X_test, y_test, kernel, seed, time_budget, verbose, threads)
     if "uniform" in methods:
         yield ("uniform",), lambda: run_uniform(X, y, X_test, y_test, cv_row(), seed)
     if "nystroem" not in methods:
@@ -220,7 +220,7 @@ def main() -> None:
                 cv_key = (name, X.shape[0], kernel_name, seed, ("cv",))
                 for key, job in jobs(X, y, X_test, y_test, KERNELS[kernel_name], seed, args.grid_max,
                                      args.methods, lambda key=cv_key: done[key], args.time_budget,
-                                     args.verbose):
+                                     args.verbose, args.threads):
                     if (name, X.shape[0], kernel_name, seed, key) in done:
                         continue
                     with threadpool_limits(args.threads):
