@@ -8,8 +8,10 @@ of the L length scales grow further, ranked by their best criterion over the λ 
 factor by which the last doubling lowered it (the criterion one doubling ahead, if it falls as it
 just did: short length scales start behind and catch up). A length
 scale stops, and takes no place in the race, when doubling its centres lowered its criterion's
-square root (a cross-validated root mean squared error) by less than the fraction ``tol``. Growth
-ends there, at the last size (n, every row a centre; or the most centres ``memory_budget``
+square root (a cross-validated root mean squared error) by less than the fraction ``tol``, or
+when it cannot catch up: falling by that factor at every doubling left up to the last size, it
+would still stay above the best criterion found so far (optimistic, since the gains shrink as m
+grows). Growth ends there, at the last size (n, every row a centre; or the most centres ``memory_budget``
 allows), or before a round that would end past ``time_budget`` seconds; a warning says when a
 budget stopped a length scale that was still improving.
 
@@ -59,7 +61,7 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
         The sizes in order (:func:`center_sizes`; one size scores every length scale once).
     tol : float in [0, 1)
         A length scale stops growing when doubling lowered the square root of its best criterion by
-        less than this fraction.
+        less than this fraction (or when it cannot catch up with the best: the module's text).
     time_budget : float or None
         Seconds of wall time: a round does not start when the time so far plus its own expected
         time would pass it: the last round's time per length scale, times the length scales left,
@@ -77,7 +79,7 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
         The dicts of ``score``, each with ``scale`` (i) and ``size`` (m) added, in the order scored.
     """
     start = time.perf_counter()
-    passes, alive, previous, last_pass = [], list(range(n_scales)), {}, None
+    passes, alive, previous, last_pass, best = [], list(range(n_scales)), {}, None, np.inf
     for r, m in enumerate(sizes):
         began = time.perf_counter()
         scored = [dict(score(i, m), scale=i, size=m)
@@ -86,7 +88,11 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
         took = time.perf_counter() - began
         passes += scored
         errors = {p["scale"]: float(np.min(p["error"])) for p in scored}
-        improving = [i for i in errors if i not in previous or errors[i] < (1.0 - tol) ** 2 * previous[i]]
+        best = min(best, *errors.values())
+        left = math.log2(sizes[-1] / m)  # doublings up to the last size
+        improving = [i for i in errors if i not in previous or (
+            errors[i] < (1.0 - tol) ** 2 * previous[i]  # gains tol, and can catch up with the best:
+            and _outlook(errors[i], previous[i], left) <= best)]
         improving.sort(key=lambda i: _outlook(errors[i], previous.get(i)))
         alive = improving[: math.ceil(n_scales / 2**r)]  # a flat curve takes no place in the race
         previous.update(errors)
@@ -106,12 +112,13 @@ def grow_centers(score: Callable[[int, int], dict], n_scales: int, sizes: list[i
     return passes
 
 
-def _outlook(error: float, previous: float | None) -> float:
-    """The criterion one doubling ahead if it falls by the same factor again (``error`` itself on
-    the first size): the race's ranking. Short length scales need more centres, so they start
-    behind and gain more per doubling; ranked by the criterion alone they were dropped on CASP at
-    512 centres, where at 8192 they were the best (docs/notes/centres.md)."""
-    return error if previous is None or previous <= 0 else error * (error / previous)
+def _outlook(error: float, previous: float | None, doublings: float = 1.0) -> float:
+    """The criterion ``doublings`` doublings ahead if it falls by the same factor at each (``error``
+    itself on the first size). One doubling ahead is the race's ranking: short length scales need
+    more centres, so they start behind and gain more per doubling; ranked by the criterion alone
+    they were dropped on CASP at 512 centres, where at 8192 they were the best
+    (docs/notes/centres.md). Up to the last size, it says whether a length scale can catch up."""
+    return error if previous is None or previous <= 0 else error * (error / previous) ** doublings
 
 
 def _stopped(why: str, m: int, fix: str, measured: bool) -> None:
