@@ -161,24 +161,28 @@ def jobs(X, y, X_test, y_test, kernel, seed: int, grid_max: int, methods, cv_row
 
 
 def key_of(row: dict) -> tuple:
+    head = row["data"], row["n_train"], row["kernel"], row["seed"], row.get("threads", 1)
     if row["method"] in ("cv", "uniform"):
-        return row["data"], row["n_train"], row["kernel"], row["seed"], (row["method"],)
-    return row["data"], row["n_train"], row["kernel"], row["seed"], (row["method"], row["m"], row["ell"])
+        return *head, (row["method"],)
+    return *head, (row["method"], row["m"], row["ell"])
 
 
 def summarise(rows: list) -> None:
     cells = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        cells[(row["data"], row["n_train"], row["d"], row["kernel"], row["seed"])][row["method"]].append(row)
-    print("| data | n_train | d | kernel | seed | CV RMSE (m) | CV s | grid best RMSE (m) | grid s | "
-          "CV / grid RMSE | CV / grid time | Nystroem best RMSE (m) | Nystroem s | CV / Nystroem RMSE | "
+        cell = row["data"], row["n_train"], row["d"], row["kernel"], row["seed"], row.get("threads", 1)
+        cells[cell][row["method"]].append(row)
+    print("| data | n_train | d | kernel | seed | threads | CV RMSE (m) | CV s | grid best RMSE (m) | "
+          "grid s | CV / grid RMSE | CV / grid time | Nystroem best RMSE (m) | Nystroem s | "
+          "CV / Nystroem RMSE | "
           "CV / Nystroem time | uniform centres RMSE (CV's ℓ, λ, m) |")
-    print("|" + "---|" * 16)
-    for (name, n_train, d, kernel, seed), methods in sorted(cells.items()):
+    print("|" + "---|" * 17)
+    for (name, n_train, d, kernel, seed, threads), methods in sorted(cells.items()):
         if not methods["cv"]:
             continue
         cv = methods["cv"][0]
-        line = [name, n_train, d, kernel, seed, f"{cv['rmse']:.4f} ({cv['m']})", f"{cv['seconds']:.0f}"]
+        line = [name, n_train, d, kernel, seed, threads, f"{cv['rmse']:.4f} ({cv['m']})",
+                f"{cv['seconds']:.0f}"]
         for method in ("grid", "nystroem"):
             if not methods[method]:
                 line += ["–"] * 4
@@ -220,11 +224,11 @@ def main() -> None:
             X, y, X_test, y_test = split(name, args.n_train, seed)
             for kernel_name in args.kernels:
                 head = dict(data=name, n_train=X.shape[0], d=X.shape[1], kernel=kernel_name, seed=seed)
-                cv_key = (name, X.shape[0], kernel_name, seed, ("cv",))
+                cv_key = (name, X.shape[0], kernel_name, seed, args.threads, ("cv",))
                 for key, job in jobs(X, y, X_test, y_test, KERNELS[kernel_name], seed, args.grid_max,
                                      args.methods, lambda key=cv_key: done[key], args.time_budget,
                                      args.verbose, args.threads, args.grid_scales):
-                    if (name, X.shape[0], kernel_name, seed, key) in done:
+                    if (name, X.shape[0], kernel_name, seed, args.threads, key) in done:
                         continue
                     with threadpool_limits(args.threads):
                         for row in job():
