@@ -174,8 +174,7 @@ def summarise(rows: list) -> None:
         cells[cell][row["method"]].append(row)
     print("| data | n_train | d | kernel | seed | threads | CV RMSE (m) | CV s | grid best RMSE (m) | "
           "grid s | CV / grid RMSE | CV / grid time | Nystroem best RMSE (m) | Nystroem s | "
-          "CV / Nystroem RMSE | "
-          "CV / Nystroem time | uniform centres RMSE (CV's ℓ, λ, m) |")
+          "CV / Nystroem RMSE | CV / Nystroem time | uniform centres RMSE (CV's ℓ, λ, m) |")
     print("|" + "---|" * 17)
     for (name, n_train, d, kernel, seed, threads), methods in sorted(cells.items()):
         if not methods["cv"]:
@@ -224,11 +223,11 @@ def main() -> None:
             X, y, X_test, y_test = split(name, args.n_train, seed)
             for kernel_name in args.kernels:
                 head = dict(data=name, n_train=X.shape[0], d=X.shape[1], kernel=kernel_name, seed=seed)
-                cv_key = (name, X.shape[0], kernel_name, seed, args.threads, ("cv",))
+                prefix = key_of({**head, "threads": args.threads, "method": "cv"})[:-1]
                 for key, job in jobs(X, y, X_test, y_test, KERNELS[kernel_name], seed, args.grid_max,
-                                     args.methods, lambda key=cv_key: done[key], args.time_budget,
-                                     args.verbose, args.threads, args.grid_scales):
-                    if (name, X.shape[0], kernel_name, seed, args.threads, key) in done:
+                                     args.methods, lambda prefix=prefix: done[(*prefix, ("cv",))],
+                                     args.time_budget, args.verbose, args.threads, args.grid_scales):
+                    if (*prefix, key) in done:
                         continue
                     with threadpool_limits(args.threads):
                         for row in job():
