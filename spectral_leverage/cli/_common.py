@@ -19,18 +19,26 @@ def check_positive(option: str, value: float | None) -> None:
 
 
 def kernel_of(args: argparse.Namespace):
-    """The kernel of ``--kernel``, ``--nu`` and ``--length-scale`` (1 where the command has none)."""
+    """The kernel of ``--kernel``, ``--nu`` and ``--length-scale`` (1 where the command has none);
+    None for ``auto``, the estimator's default (``regress``: Matérn 3/2 and RBF raced)."""
     length_scale = getattr(args, "length_scale", 1.0)
     check_positive("--length-scale", length_scale)
     check_positive("--nu", args.nu)
+    if args.kernel == "auto":
+        return None
     if args.kernel == "rbf":
         return RBF(length_scale=length_scale)
     return Matern(length_scale=length_scale, nu=args.nu)
 
 
-def add_kernel_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kernel", choices=("matern", "rbf"), default="matern",
-                        help="Matérn (with --nu) or Gaussian (RBF) kernel (default matern)")
+def add_kernel_options(parser: argparse.ArgumentParser, auto: str | None = None) -> None:
+    """``--kernel`` and ``--nu``; with ``auto`` (what it means, for the help) ``--kernel auto`` is
+    offered and is the default."""
+    choices, default = ("matern", "rbf"), "matern"
+    described = "Matérn (with --nu) or Gaussian (RBF) kernel"
+    if auto is not None:
+        choices, default, described = ("auto", *choices), "auto", f"auto ({auto}), {described}"
+    parser.add_argument("--kernel", choices=choices, default=default, help=f"{described} (default {default})")
     parser.add_argument("--nu", type=float, default=1.5, help="Matérn smoothness (default 1.5)")
 
 

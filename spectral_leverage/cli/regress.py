@@ -1,10 +1,10 @@
 """``regress``: a kernel regressor fitted to a data file with ``NystromKRRCV``'s defaults.
 
 The last column of TRAIN is the target, the others the features, standardised on TRAIN (the
-default length scales assume standardised features). λ, ℓ and the number of centres are chosen by
-cross-validation (:class:`~spectral_leverage.krr.cv.NystromKRRCV`); ``--test`` predicts the rows of
-another table with TRAIN's features (and reports the test RMSE when it also has TRAIN's target
-column).
+default length scales assume standardised features). The kernel (``--kernel auto``: Matérn 3/2 or
+RBF), λ, ℓ and the number of centres are chosen by cross-validation
+(:class:`~spectral_leverage.krr.cv.NystromKRRCV`); ``--test`` predicts the rows of another table
+with TRAIN's features (and reports the test RMSE when it also has TRAIN's target column).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 import time
 
 import numpy as np
+from sklearn.gaussian_process.kernels import Matern
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -86,9 +87,10 @@ def _regress(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     model = make_pipeline(StandardScaler(), NystromKRRCV(**params)).fit(X, y)
     cv = model[-1]
-    summary = (f"length scale {cv.length_scale_:.4g} (standardised features), reg {cv.reg_:.3g}, "
-               f"{cv.n_centers_} centres: {args.cv} RMSE {np.sqrt(-cv.best_score_):.6g} on {X.shape[0]} "
-               f"rows in {time.perf_counter() - start:.1f} s")
+    family = f"Matérn ν={cv.kernel_.nu:g}" if isinstance(cv.kernel_, Matern) else "RBF"  # Matern is an RBF
+    summary = (f"{family} kernel, length scale {cv.length_scale_:.4g} (standardised features), "
+               f"reg {cv.reg_:.3g}, {cv.n_centers_} centres: {args.cv} RMSE {np.sqrt(-cv.best_score_):.6g} "
+               f"on {X.shape[0]} rows in {time.perf_counter() - start:.1f} s")
     if test is not None:
         prediction = model.predict(test[:, :X.shape[1]])
         if test.shape[1] > X.shape[1]:
@@ -110,7 +112,7 @@ def add_parser(sub) -> None:
     regress.add_argument("-o", "--output", default=None,
                          help="where the predictions of --test go (default -: standard output)")
     add_table_options(regress)
-    add_kernel_options(regress)
+    add_kernel_options(regress, auto="Matérn 3/2 and RBF, the better by CV")
     regress.add_argument("--cv", default="loo", help="loo (default), gcv or a number of folds")
     regress.add_argument("--n-centers", default="auto",
                          help="auto (default: from the error curve) or a number of centres")

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.gaussian_process.kernels import RBF, Kernel, Matern
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -33,7 +34,7 @@ from .._validation import (
     validate_params,
 )
 from ..backends import backend_for
-from ..kernels import parse_kernel, resolve_kernel
+from ..kernels import parse_kernel
 from .center_curve import center_sizes, grow_centers
 from .centers import center_budget, positive_rows, regressor_sampler, select_centers
 from .cv_inputs import (
@@ -47,7 +48,7 @@ from .cv_inputs import (
 from .nystrom import REGRESSOR_SAMPLER, NystromKRR
 from .reg_path import held_out_error, nystrom_path
 
-__all__ = ["LOO_ROWS", "NystromKRRCV"]
+__all__ = ["DEFAULT_KERNELS", "LOO_ROWS", "NystromKRRCV"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,28 +58,37 @@ logger = logging.getLogger(__name__)
 #: Gaussian residuals, and less for the differences that choose (the rows are shared)
 LOO_ROWS = 50_000
 
+#: ``kernel=None``: the families searched. Neither wins everywhere at 20 000 training rows: Matérn 3/2
+#: reached a 1.4 % lower test RMSE than RBF on CASP, RBF a 2.2 % lower one on Friedman 1
+#: (docs/notes/centres.md); the race drops the worse family's length scales after the first sizes.
+DEFAULT_KERNELS = (Matern(length_scale=1.0, nu=1.5), RBF(length_scale=1.0))
+
 
 class NystromKRRCV(RegressorMixin, BaseEstimator):
-    r"""Nyström kernel ridge regression with λ and ℓ chosen by GCV, leave-one-out or k-fold CV.
+    r"""Nyström kernel ridge regression with the kernel, λ and ℓ chosen by GCV, leave-one-out or
+    k-fold CV.
 
-    For each length scale ℓ of the grid and each number of centres m scored, the centres are
-    chosen once (by ``sampler``, at the λ that was best for that ℓ on the previous m, or the grid's
-    geometric middle at first) and every λ is solved from one eigendecomposition of the
-    :math:`m \times m` system (:mod:`~spectral_leverage.krr.reg_path`): a grid of
-    :math:`L_\ell \times L_\lambda` values costs :math:`L_\ell` passes over the data per m (k passes
-    each for k-fold), where a grid search refits :math:`k L_\ell L_\lambda` times. With
-    ``n_centers="auto"`` m is read off the error curve (:mod:`~spectral_leverage.krr.center_curve`):
-    doubled from 256 while the cross-validated RMSE still falls by ``tol``, the length scales racing
-    (half of them dropped at each doubling from 512, ranked by their criterion one doubling ahead),
-    up to n or the most centres ``memory_budget`` allows. The best (ℓ, m, λ) scored becomes a
+    For each kernel, each length scale ℓ of the grid and each number of centres m scored, the
+    centres are chosen once (by ``sampler``, at the λ that was best for that (kernel, ℓ) on the
+    previous m, or the grid's geometric middle at first) and every λ is solved from one
+    eigendecomposition of the :math:`m \times m` system (:mod:`~spectral_leverage.krr.reg_path`): a
+    grid of :math:`L_k \times L_\ell \times L_\lambda` values costs :math:`L_k L_\ell` passes over
+    the data per m (k passes each for k-fold), where a grid search refits
+    :math:`k L_k L_\ell L_\lambda` times. With ``n_centers="auto"`` m is read off the error curve
+    (:mod:`~spectral_leverage.krr.center_curve`): doubled from 256 while the cross-validated RMSE
+    still falls by ``tol``, the (kernel, ℓ) pairs racing (half of them dropped at each doubling
+    from 512, ranked by their criterion one doubling ahead), up to n or the most centres
+    ``memory_budget`` allows. The best (kernel, ℓ, m, λ) scored becomes a
     :class:`NystromKRR` (``best_estimator_``): its solution on all the rows for leave-one-out and
     GCV, a fit on all the rows for k-fold.
 
     Parameters
     ----------
-    kernel : sklearn kernel or None, default=None
-        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``; None is ``Matern(nu=1.5)``. Its
-        length scale is replaced by each value of ``length_scales``.
+    kernel : sklearn kernel, list of them, or None, default=None
+        ``Matern`` or ``RBF``, optionally times ``ConstantKernel``, or a list of such kernels to
+        choose from; None is :data:`DEFAULT_KERNELS` (Matérn 3/2 and RBF). Each kernel's length
+        scale is replaced by each value of ``length_scales``, and every (kernel, ℓ) pair is a length
+        scale of the race below.
     regs : array_like of float > 0 or None, default=None
         The λ grid; None is :func:`~spectral_leverage.krr.cv_inputs.default_regs` (20 values
         from 0.1 to :math:`10^{-3}/n`).
@@ -131,7 +141,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     length_scale_ : float
         The chosen ℓ.
     kernel_ : sklearn kernel
-        ``kernel`` with the chosen ℓ.
+        The chosen kernel with the chosen ℓ.
     n_centers_ : int
         Unique centres of ``best_estimator_``.
     best_estimator_ : NystromKRR
@@ -141,10 +151,10 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         computed on y standardised (:func:`~spectral_leverage.krr.cv_inputs.standardised_target`),
         so the choice does not depend on y's scale.
     cv_results_ : dict of ndarray
-        One entry per (ℓ, m, λ) scored, sorted by ℓ, then m, then λ: ``param_length_scale``,
-        ``param_reg``, ``n_centers`` (the unique centres scored: the error curve),
-        ``mean_test_score`` (minus the criterion, in y's units), ``rank_test_score``,
-        ``effective_degrees_of_freedom``
+        One entry per (kernel, ℓ, m, λ) scored, sorted by kernel, ℓ, m, then λ: ``param_kernel``
+        (the kernel with that ℓ, objects), ``param_length_scale``, ``param_reg``, ``n_centers`` (the
+        unique centres scored: the error curve), ``mean_test_score`` (minus the criterion, in y's
+        units), ``rank_test_score``, ``effective_degrees_of_freedom``
         (:math:`\operatorname{tr}S_\lambda`, GCV and LOO), and ``split<k>_test_score`` for k-fold.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -157,12 +167,16 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     >>> X = rng.normal(size=(2000, 2))
     >>> y = 10 + np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=2000)
     >>> model = NystromKRRCV(random_state=0).fit(X, y)
-    >>> bool(model.score(X, y) > 0.95), sorted({int(m) for m in model.cv_results_["n_centers"]})
-    (True, [256, 512])
+    >>> bool(model.score(X, y) > 0.95), model.kernel_
+    (True, RBF(length_scale=1.65))
+    >>> sorted({int(m) for m in model.cv_results_["n_centers"]})
+    [165, 215, 256, 512]
 
-    A smooth target: the curve stopped at 512 centres, far short of every row (2000). Doubling to
-    512 gained less than ``tol`` at every length scale but the shortest, whose criterion, still
-    ten times the best, could not catch up in the doublings left.
+    A smooth target: of the eight (kernel, ℓ) pairs, RBF at the longest length scale won, and the
+    curve stopped at 512 centres, far short of every row (2000). That kernel is numerically of low
+    rank on these rows: its pivots stopped at 165 and 215 of the 256 and 512 centres asked for
+    (further ones would be rounding), and the other pairs gained less than ``tol`` from the
+    doubling or could not catch up.
     """
 
     #: scikit-learn checks this estimator fails by design (:func:`~spectral_leverage._validation.
@@ -234,8 +248,9 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         backend_for(X, y).require_in_memory("NystromKRRCV", "compute the arrays, or fit NystromKRR")
         X, y = validate_data(self, X, check_target(y), dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
-        kernel = resolve_kernel(self.kernel)
-        parse_kernel(kernel).check_inputs(X)
+        kernels = self._kernels()
+        for kernel in kernels:
+            parse_kernel(kernel).check_inputs(X)
         Xw, Y, rows, weights = X, y.reshape(X.shape[0], -1), None, None
         if sample_weight is not None:
             rows, weights = positive_rows(X, sample_weight)
@@ -246,14 +261,15 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         scales = default_length_scales(Xw, rng) if self.length_scales is None else check_grid(
             self.length_scales, "length_scales")
         splits = self._splits(Xw, Y, X.shape[0], rows)
-        seeds = rng.integers(2**31 - 1, size=scales.size)
+        arms = [(kernel, ell) for kernel in kernels for ell in scales]  # kernel-major
+        seeds = rng.integers(2**31 - 1, size=len(arms))
         n = Xw.shape[0]
         loo_rows = (np.sort(rng.choice(n, LOO_ROWS, replace=False)) if self.cv == "loo" and n > LOO_ROWS
                     else None)
-        draw_at = dict.fromkeys(range(scales.size), float(np.exp(np.mean(np.log(regs)))))
+        draw_at = dict.fromkeys(range(len(arms)), float(np.exp(np.mean(np.log(regs)))))
 
         def score(i: int, m: int) -> dict:
-            scored = self._path(Xw, Y, weights, kernel, scales[i], draw_at[i], seeds[i], m, regs, splits,
+            scored = self._path(Xw, Y, weights, *arms[i], draw_at[i], seeds[i], m, regs, splits,
                                 loo_rows)
             draw_at[i] = float(regs[np.argmin(scored["error"])])
             return scored
@@ -263,14 +279,15 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             sizes, capped = center_sizes(min(n, cap)), cap < n
         else:
             sizes, capped = [self.n_centers], False
-        passes = grow_centers(score, scales.size, sizes, tol=self.tol, time_budget=self.time_budget,
+        passes = grow_centers(score, len(arms), sizes, tol=self.tol, time_budget=self.time_budget,
                               capped=capped, verbose=self.verbose)
         passes.sort(key=lambda p: (p["scale"], p["size"]))
-        self.cv_results_ = self._results(passes, scales, regs, y_scale)
+        self.cv_results_ = self._results(passes, arms, regs, y_scale)
         best = int(np.argmin(np.concatenate([p["error"] for p in passes])))  # standardised: finite
         chosen = passes[best // regs.size]
         self.reg_ = float(regs[best % regs.size])
-        self.length_scale_ = float(scales[chosen["scale"]])
+        kernel, ell = arms[chosen["scale"]]
+        self.length_scale_ = float(ell)
         self.kernel_ = with_length_scale(kernel, self.length_scale_)
         self.best_score_ = float(self.cv_results_["mean_test_score"][best])
         self.best_estimator_ = NystromKRR(
@@ -284,6 +301,18 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             self._set_best(X, y, chosen, rows, y_scale, y_offset)
         self.n_centers_ = int(self.best_estimator_.centers_.shape[0])
         return self
+
+    def _kernels(self) -> list:
+        """The kernels to choose from: ``kernel`` itself, each of a list, or :data:`DEFAULT_KERNELS`."""
+        if self.kernel is None:
+            return list(DEFAULT_KERNELS)
+        if isinstance(self.kernel, Kernel):
+            return [self.kernel]
+        kernels = list(self.kernel) if isinstance(self.kernel, (list, tuple)) else None
+        if not kernels or not all(isinstance(k, Kernel) for k in kernels):
+            raise TypeError(f"kernel must be a scikit-learn kernel, a non-empty list of them or None, got "
+                            f"{self.kernel!r}.")
+        return kernels
 
     def _set_best(self, X, y, chosen: dict, rows, y_scale: float, y_offset) -> None:
         """``best_estimator_`` from the chosen pass's own solution (leave-one-out and GCV solve on
@@ -309,7 +338,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
 
     def _path(self, X, Y, weights, kernel, ell: float, reg: float, seed, m: int, regs, splits,
               loo_rows) -> dict:
-        """The criterion at every λ for one ℓ, on m centres drawn at ``reg``."""
+        """The criterion at every λ for one (kernel, ℓ), on m centres drawn at ``reg``."""
         start = time.perf_counter()
         kern = with_length_scale(kernel, float(ell))
         centers, idx, _ = select_centers(X, m, regressor_sampler(self.sampler, True), kernel=kern, reg=reg,
@@ -319,8 +348,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         folds = None if splits is None else error
         error = error if splits is None else error.mean(axis=0)
         if self.verbose:
-            logger.info("NystromKRRCV: length scale %.4g, %d centres drawn at reg %.3g: best reg %.3g "
-                        "(criterion %.4g on the standardised target), %.2f s", ell, len(centers), reg,
+            logger.info("NystromKRRCV: %r, %d centres drawn at reg %.3g: best reg %.3g "
+                        "(criterion %.4g on the standardised target), %.2f s", kern, len(centers), reg,
                         regs[np.argmin(error)], np.min(error), time.perf_counter() - start)
         return dict(error=error, folds=folds, df=df, n_centers=len(centers), centers=centers, indices=idx,
                     solution=solution)
@@ -339,12 +368,15 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         return errors, np.full(regs.size, np.nan), None
 
     @staticmethod
-    def _results(passes: list, scales: np.ndarray, regs: np.ndarray, y_scale: float) -> dict:
+    def _results(passes: list, arms: list, regs: np.ndarray, y_scale: float) -> dict:
         """``cv_results_``: the criteria, computed on the standardised target, in y's units
         (times ``y_scale`` squared; ±inf where that leaves float64, the ranks unaffected)."""
         L = regs.size
+        kernels = np.empty(len(passes), dtype=object)
+        kernels[:] = [with_length_scale(*arms[p["scale"]]) for p in passes]
         results = {
-            "param_length_scale": np.repeat(scales[[p["scale"] for p in passes]], L),
+            "param_kernel": np.repeat(kernels, L),
+            "param_length_scale": np.repeat([float(arms[p["scale"]][1]) for p in passes], L),
             "param_reg": np.tile(regs, len(passes)),
             "n_centers": np.repeat([p["n_centers"] for p in passes], L),
             "effective_degrees_of_freedom": np.concatenate([p["df"] for p in passes]),

@@ -43,6 +43,8 @@ def test_predictions_are_those_of_nystromkrrcv_on_standardised_features(tables, 
     rmse = np.sqrt(np.mean((expected - y_test) ** 2))
     assert f"test RMSE {rmse:.6g}" in result.stdout and "wrote 100 predictions" in result.stdout
     assert f"{model[-1].n_centers_} centres" in result.stdout
+    family = "RBF" if type(model[-1].kernel_).__name__ == "RBF" else "Matérn ν=1.5"
+    assert result.stdout.startswith(f"{family} kernel, length scale {model[-1].length_scale_:.4g}")
     # features only: the same predictions, no test RMSE; to standard output by default
     result = run(train, "--test", features, "--n-centers", "60", "--seed", "3", "--quiet")
     assert result.returncode == 0 and "test RMSE" not in result.stderr

@@ -5,7 +5,7 @@ import logging
 import numpy as np
 import pytest
 from krr_problems import path_problem, smooth_data
-from sklearn.gaussian_process.kernels import Matern
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import (
     check_sample_weight_equivalence_on_dense_data,
@@ -18,6 +18,7 @@ from spectral_leverage._validation import expected_failed_checks
 from spectral_leverage.krr import NystromKRR
 from spectral_leverage.krr import cv as cv_module
 from spectral_leverage.krr.centers import select_centers
+from spectral_leverage.krr.cv_inputs import with_length_scale
 from spectral_leverage.krr.reg_path import nystrom_path
 
 KERNEL = Matern(0.3, nu=1.5)
@@ -53,6 +54,50 @@ def test_cv_chooses_the_best_of_its_results_and_refits_it():
     assert isinstance(model.best_estimator_, NystromKRR) and model.n_centers_ <= 80
     np.testing.assert_array_equal(model.predict(X), model.best_estimator_.predict(X))
     assert model.score(X, y) > 1 - 0.3**2 / np.var(y) - 0.05  # the noise (σ = 0.3) bounds R²
+
+
+def test_kernel_list_races_every_kernel_and_length_scale_and_refits_the_best():
+    """Each (kernel, ℓ) pair is an arm: scored as that kernel alone would score it, at the same
+    seed (the arms are kernel-major), and the best pair's kernel becomes kernel_."""
+    X, y = smooth_data(800, seed=3)
+    kernels, scales = [Matern(nu=2.5), RBF()], [0.3, 1.0]
+    model = NystromKRRCV(kernels, regs=REGS, length_scales=scales, n_centers=60, random_state=0).fit(X, y)
+    results = model.cv_results_
+    families = np.array([type(k).__name__ for k in results["param_kernel"]])
+    assert list(families) == ["Matern"] * 6 + ["RBF"] * 6  # sorted by kernel, then ℓ, then λ
+    for k, ell in zip(results["param_kernel"], results["param_length_scale"], strict=True):
+        assert k.length_scale == ell
+    seeds = np.random.default_rng(0).integers(2**31 - 1, size=4)  # one per arm, kernel-major
+    middle = float(np.exp(np.mean(np.log(REGS))))  # the first (only) size's centres are drawn there
+    for arm, (kernel, ell) in enumerate((k, ell) for k in kernels for ell in scales):
+        rows = (families == type(kernel).__name__) & (results["param_length_scale"] == ell)
+        error, _ = _loo_pass(X, y, with_length_scale(kernel, ell), 60, middle, seeds[arm], np.sort(REGS))
+        np.testing.assert_allclose(-results["mean_test_score"][rows], error, rtol=1e-8)
+    best = int(np.argmax(results["mean_test_score"]))
+    assert repr(model.kernel_) == repr(results["param_kernel"][best])
+    assert model.best_estimator_.kernel == model.kernel_
+
+
+def test_default_kernel_races_matern_three_halves_and_rbf():
+    X, y = smooth_data(600, seed=1)
+    model = NystromKRRCV(regs=REGS, length_scales=[0.5], n_centers=40, random_state=0).fit(X, y)
+    kernels = model.cv_results_["param_kernel"]
+    assert {type(k).__name__ for k in kernels} == {"Matern", "RBF"}
+    assert all(k.nu == 1.5 for k in kernels if isinstance(k, Matern))
+
+
+def test_a_kernel_list_with_constant_amplitude_is_accepted():
+    X, y = smooth_data(300, seed=2)
+    model = NystromKRRCV([ConstantKernel(2.0) * RBF(), Matern(nu=0.5)], regs=REGS, length_scales=[0.5],
+                         n_centers=30, random_state=0).fit(X, y)
+    assert model.kernel_.__class__.__name__ in {"Product", "Matern"}
+
+
+@pytest.mark.parametrize("bad", [[], [RBF(), "rbf"], "rbf", 3], ids=repr)
+def test_bad_kernels_are_refused_by_name(bad):
+    X, y = smooth_data(100, seed=2)
+    with pytest.raises(TypeError, match="kernel must be"):
+        NystromKRRCV(bad, regs=REGS, length_scales=[0.5], n_centers=20).fit(X, y)
 
 
 @pytest.mark.parametrize("name", ["regs", "length_scales"])
