@@ -87,8 +87,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     kernel : sklearn kernel, list of them, or None, default=None
         ``Matern`` or ``RBF``, optionally times ``ConstantKernel``, or a list of such kernels to
         choose from; None is :data:`DEFAULT_KERNELS` (Matérn 3/2 and RBF). Each kernel's length
-        scale is replaced by each value of ``length_scales``, and every (kernel, ℓ) pair is a length
-        scale of the race below.
+        scale is replaced by each value of ``length_scales``, and every (kernel, ℓ) pair is an arm of
+        the race below.
     regs : array_like of float > 0 or None, default=None
         The λ grid; None is :func:`~spectral_leverage.krr.cv_inputs.default_regs` (20 values
         from 0.1 to :math:`10^{-3}/n`).
