@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from spectral_leverage import NystromKRR, NystromKRRCV
 from spectral_leverage._validation import check_random_state
+from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.krr.center_curve import center_sizes
 from spectral_leverage.krr.cv_inputs import default_length_scales, default_regs, with_length_scale
 from spectral_leverage.krr.reg_path import nystrom_path
@@ -104,8 +105,8 @@ def run_cv(X, y, X_test, y_test, kernel, seed: int, time_budget: float | None = 
 
 
 def family(kernel) -> str:
-    """The name in KERNELS of a kernel's family (Matern subclasses RBF in scikit-learn)."""
-    return "matern15" if isinstance(kernel, Matern) else "rbf"
+    """The name in KERNELS of a kernel's family."""
+    return "rbf" if parse_kernel(kernel).family == "rbf" else "matern15"
 
 
 def run_uniform(X, y, X_test, y_test, cv: dict, seed: int) -> list[dict]:

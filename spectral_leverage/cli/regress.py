@@ -14,12 +14,12 @@ import logging
 import time
 
 import numpy as np
-from sklearn.gaussian_process.kernels import Matern
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from .._blocks import DEFAULT_MEMORY_BUDGET
 from ..io import FORMATS, InputError, check_delimiter, check_writable, read_table, write_table
+from ..kernels import parse_kernel
 from ..krr import NystromKRRCV
 from ._common import add_kernel_options, check_positive, kernel_of, report, show_progress
 from .scores import add_table_options
@@ -87,7 +87,8 @@ def _regress(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     model = make_pipeline(StandardScaler(), NystromKRRCV(**params)).fit(X, y)
     cv = model[-1]
-    family = f"Matérn ν={cv.kernel_.nu:g}" if isinstance(cv.kernel_, Matern) else "RBF"  # Matern is an RBF
+    parsed = parse_kernel(cv.kernel_)
+    family = "RBF" if parsed.family == "rbf" else f"Matérn ν={parsed.nu:g}"
     summary = (f"{family} kernel, length scale {cv.length_scale_:.4g} (standardised features), "
                f"reg {cv.reg_:.3g}, {cv.n_centers_} centres: {args.cv} RMSE {np.sqrt(-cv.best_score_):.6g} "
                f"on {X.shape[0]} rows in {time.perf_counter() - start:.1f} s")

@@ -15,7 +15,6 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.gaussian_process.kernels import RBF, Kernel, Matern
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -39,6 +38,7 @@ from .center_curve import center_sizes, grow_centers
 from .centers import center_budget, positive_rows, regressor_sampler, select_centers
 from .cv_inputs import (
     check_grid,
+    check_kernels,
     default_length_scales,
     default_regs,
     explicit_splits,
@@ -48,7 +48,7 @@ from .cv_inputs import (
 from .nystrom import REGRESSOR_SAMPLER, NystromKRR
 from .reg_path import held_out_error, nystrom_path
 
-__all__ = ["DEFAULT_KERNELS", "LOO_ROWS", "NystromKRRCV"]
+__all__ = ["LOO_ROWS", "NystromKRRCV"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,11 +57,6 @@ logger = logging.getLogger(__name__)
 #: the data; its relative standard error is about :math:`\sqrt{2/50\,000} = 0.6\,\%` for
 #: Gaussian residuals, and less for the differences that choose (the rows are shared)
 LOO_ROWS = 50_000
-
-#: ``kernel=None``: the families searched. Neither wins everywhere at 20 000 training rows: Matérn 3/2
-#: reached a 1.4 % lower test RMSE than RBF on CASP, RBF a 2.2 % lower one on Friedman 1
-#: (docs/notes/centres.md); the race drops the worse family's length scales after the first sizes.
-DEFAULT_KERNELS = (Matern(length_scale=1.0, nu=1.5), RBF(length_scale=1.0))
 
 
 class NystromKRRCV(RegressorMixin, BaseEstimator):
@@ -86,7 +81,8 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     ----------
     kernel : sklearn kernel, list of them, or None, default=None
         ``Matern`` or ``RBF``, optionally times ``ConstantKernel``, or a list of such kernels to
-        choose from; None is :data:`DEFAULT_KERNELS` (Matérn 3/2 and RBF). Each kernel's length
+        choose from; None is :data:`~spectral_leverage.krr.cv_inputs.DEFAULT_KERNELS` (Matérn 3/2 and
+        RBF). Each kernel's length
         scale is replaced by each value of ``length_scales``, and every (kernel, ℓ) pair is an arm of
         the race below.
     regs : array_like of float > 0 or None, default=None
@@ -248,7 +244,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         backend_for(X, y).require_in_memory("NystromKRRCV", "compute the arrays, or fit NystromKRR")
         X, y = validate_data(self, X, check_target(y), dtype=np.float64, multi_output=True, y_numeric=True,
                              ensure_min_samples=2)
-        kernels = self._kernels()
+        kernels = check_kernels(self.kernel)
         for kernel in kernels:
             parse_kernel(kernel).check_inputs(X)
         Xw, Y, rows, weights = X, y.reshape(X.shape[0], -1), None, None
@@ -301,18 +297,6 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
             self._set_best(X, y, chosen, rows, y_scale, y_offset)
         self.n_centers_ = int(self.best_estimator_.centers_.shape[0])
         return self
-
-    def _kernels(self) -> list:
-        """The kernels to choose from: ``kernel`` itself, each of a list, or :data:`DEFAULT_KERNELS`."""
-        if self.kernel is None:
-            return list(DEFAULT_KERNELS)
-        if isinstance(self.kernel, Kernel):
-            return [self.kernel]
-        kernels = list(self.kernel) if isinstance(self.kernel, (list, tuple)) else None
-        if not kernels or not all(isinstance(k, Kernel) for k in kernels):
-            raise TypeError(f"kernel must be a scikit-learn kernel, a non-empty list of them or None, got "
-                            f"{self.kernel!r}.")
-        return kernels
 
     def _set_best(self, X, y, chosen: dict, rows, y_scale: float, y_offset) -> None:
         """``best_estimator_`` from the chosen pass's own solution (leave-one-out and GCV solve on
