@@ -51,7 +51,7 @@ from threadpoolctl import threadpool_limits
 from spectral_leverage import NystromKRR, NystromKRRCV
 from spectral_leverage._validation import check_random_state
 from spectral_leverage.kernels import parse_kernel
-from spectral_leverage.krr.center_curve import center_sizes
+from spectral_leverage.krr.center_curve import TIME_BUDGET, center_sizes
 from spectral_leverage.krr.cv_inputs import default_length_scales, default_regs, with_length_scale
 from spectral_leverage.krr.reg_path import nystrom_path
 
@@ -92,7 +92,7 @@ def rmse(prediction, y) -> float:
     return float(np.sqrt(np.mean((prediction - y) ** 2)))
 
 
-def run_cv(X, y, X_test, y_test, kernel, seed: int, time_budget: float | None = None,
+def run_cv(X, y, X_test, y_test, kernel, seed: int, time_budget: float | None = TIME_BUDGET,
            verbose: bool = False, threads: int = 1) -> list[dict]:
     model, seconds = cpu(lambda: NystromKRRCV(kernel, time_budget=time_budget, random_state=seed,
                                               verbose=verbose, n_jobs=threads).fit(X, y))
@@ -149,7 +149,7 @@ def run_nystroem(X, y, X_test, y_test, seed: int, m: int, ell: float) -> list[di
                  reg=float(pipeline[-1].alpha_ / X.shape[0]), ell=ell, loo=-float(pipeline[-1].best_score_))]
 
 
-def jobs(X, y, X_test, y_test, kernel, seed: int, grid_max: int, methods, cv_row, time_budget=None,
+def jobs(X, y, X_test, y_test, kernel, seed: int, grid_max: int, methods, cv_row, time_budget=TIME_BUDGET,
          verbose=False, threads=1, grid_scales=None):
     """(key, thunk) for every row of ``methods`` for one (data set, seed, kernel), the cheap ones
     first; ``cv_row()`` is the CV's row once run (for ``uniform``)."""
@@ -228,7 +228,9 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["cv", "nystroem", "grid"],
                         choices=["cv", "uniform", "nystroem", "grid"])
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
-    parser.add_argument("--time-budget", type=float, default=None, help="NystromKRRCV's time_budget")
+    parser.add_argument("--time-budget", type=lambda v: None if v.lower() == "none" else float(v),
+                        default=TIME_BUDGET,
+                        help=f"NystromKRRCV's time_budget, or none (default {TIME_BUDGET:g})")
     parser.add_argument("--verbose", action="store_true",
                         help="NystromKRRCV(verbose=True): log each (ℓ, m) scored, progress bars")
     args = parse_run_args(parser, summarise)

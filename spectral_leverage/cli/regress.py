@@ -21,6 +21,7 @@ from .._blocks import DEFAULT_MEMORY_BUDGET
 from ..io import FORMATS, InputError, check_delimiter, check_writable, read_table, write_table
 from ..kernels import parse_kernel
 from ..krr import NystromKRRCV
+from ..krr.center_curve import TIME_BUDGET
 from ._common import add_kernel_options, check_positive, kernel_of, report, show_progress
 from .scores import add_table_options
 
@@ -40,6 +41,16 @@ def _count(option: str, value: str, low: int, words: tuple[str, ...]):
     if number < low:
         raise InputError(f"{option} must be {' or '.join(words)} or an integer >= {low}, got {value!r}")
     return number
+
+
+def _time_budget(value: str) -> float | None:
+    """``--time-budget``: a number of seconds (checked with the other options), or none."""
+    if value.lower() == "none":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds or none, got {value!r}") from None
 
 
 def _check_options(args: argparse.Namespace) -> dict:
@@ -119,8 +130,8 @@ def add_parser(sub) -> None:
                          help="auto (default: from the error curve) or a number of centres")
     regress.add_argument("--tol", type=float, default=0.01,
                          help="stop doubling the centres below this gain in CV RMSE (default 0.01)")
-    regress.add_argument("--time-budget", type=float, default=None,
-                         help="seconds for the centres' error curve (default: none)")
+    regress.add_argument("--time-budget", type=_time_budget, default=TIME_BUDGET,
+                         help=f"seconds for the centres' error curve, or none (default {TIME_BUDGET:g})")
     regress.add_argument("--memory-budget", type=int, default=DEFAULT_MEMORY_BUDGET,
                          help="bytes for the row blocks and the centres' matrices (default "
                               f"{DEFAULT_MEMORY_BUDGET}: 5792 centres at most)")

@@ -12,8 +12,8 @@ square root (a cross-validated root mean squared error) by less than the fractio
 when it cannot catch up: falling by that factor at every doubling left up to the last size, it
 would still stay above the best criterion found so far (optimistic, since the gains shrink as m
 grows). Growth ends there, at the last size (n, every row a centre; or the most centres ``memory_budget``
-allows), or before a round that would end past ``time_budget`` seconds; a warning says when a
-budget stopped a length scale that was still improving.
+allows), or before a round that would end past ``time_budget`` seconds (:data:`TIME_BUDGET` by
+default); a warning says when a budget stopped a length scale that was still improving.
 
 The cost is that of the last rounds. A pass costs about 4 × the last at each doubling (O(n m²)).
 With L = 8 (``NystromKRRCV``'s default: two kernels × four ℓ) the rounds score 8, 8, 4, 2, 1, 1, …
@@ -32,10 +32,17 @@ import numpy as np
 
 from .._blocks import progress
 
-__all__ = ["FIRST_CENTERS", "center_sizes", "grow_centers"]
+__all__ = ["FIRST_CENTERS", "TIME_BUDGET", "center_sizes", "grow_centers"]
 
 #: the first size of the curve (doubled from there)
 FIRST_CENTERS = 256
+#: ``NystromKRRCV``'s default ``time_budget``, in seconds: nine minutes, so that a fit ends within
+#: ten where a round runs longer than expected (the expected time of the next round was 10 % low at
+#: 10⁶ rows: 211 s for a round that took 232 s). It binds from about 10⁵ rows: at 10⁶ rows on two
+#: cores the curve ran 490 s (d = 3) and 484 s (d = 8) under it, where it ran 660 s and past 700 s
+#: without (docs/notes/centres.md). Where it binds the fit depends on the machine's speed; None
+#: removes the budget.
+TIME_BUDGET = 540.0
 
 
 def center_sizes(last: int, first: int = FIRST_CENTERS) -> list[int]:
@@ -127,5 +134,6 @@ def _stopped(why: str, m: int, fix: str, measured: bool) -> None:
     """The warning of a budget that stopped the curve; ``measured``: after a doubling that gained
     at least the tolerance (else after the first size, where no gain was measured yet)."""
     state = "still improving by the tolerance" if measured else "before any doubling"
+    # the frames up to the caller's fit: _stopped, grow_centers, NystromKRRCV.fit, use_n_jobs
     warnings.warn(f"n_centers='auto' stopped growing at {m} centres, {state}: {why}; {fix} for more "
-                  "centres.", UserWarning, stacklevel=4)
+                  "centres.", UserWarning, stacklevel=5)

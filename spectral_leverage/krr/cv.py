@@ -34,7 +34,7 @@ from .._validation import (
 )
 from ..backends import backend_for
 from ..kernels import parse_kernel
-from .center_curve import center_sizes, grow_centers
+from .center_curve import TIME_BUDGET, center_sizes, grow_centers
 from .centers import center_budget, positive_rows, regressor_sampler, select_centers
 from .cv_inputs import (
     check_grid,
@@ -112,11 +112,13 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
         ``n_centers="auto"`` stops doubling a length scale's centres when that lowered its
         cross-validated root mean squared error (the square root of the criterion, at its best λ)
         by less than this fraction; 0 grows while it falls at all.
-    time_budget : float > 0 or None, default=None
+    time_budget : float > 0 or None, default=540
         Seconds of wall time for ``n_centers="auto"``'s curve: no doubling starts that would end
         past it, by the last one's time (a warning says so when it binds; k-fold's final fit on all
-        the rows comes after). None: no limit. A budget makes the result depend on the machine's
-        speed and load.
+        the rows comes after). The default, nine minutes
+        (:data:`~spectral_leverage.krr.center_curve.TIME_BUDGET`), binds from about 10⁵ rows, and
+        there the result depends on the machine's speed and load; None: no limit, the same result
+        on every machine.
     memory_budget : int, default=1 GiB
         As in :class:`NystromKRR`; also caps ``n_centers="auto"`` (a warning says so when it stops
         a curve that was still improving).
@@ -203,7 +205,7 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
 
     def __init__(self, kernel=None, *, regs=None, length_scales=None, n_centers="auto", cv="loo",
                  sampler="auto", fit_intercept: bool = True, tol: float = 0.01,
-                 time_budget: float | None = None, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                 time_budget: float | None = TIME_BUDGET, memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  random_state=None, verbose: bool = False, n_jobs=None):
         self.kernel = kernel
         self.regs = regs

@@ -1,5 +1,6 @@
 """spectral-leverage regress, run as a user would: NystromKRRCV on a table, predictions of another."""
 
+import argparse
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from spectral_leverage import NystromKRRCV
+from spectral_leverage.cli.regress import _check_options, add_parser
+from spectral_leverage.krr.center_curve import TIME_BUDGET
 
 COMMAND = [sys.executable, "-m", "spectral_leverage.cli", "regress"]
 
@@ -61,7 +64,8 @@ def test_without_a_test_table_it_reports_the_fit(tables):
 
 @pytest.mark.parametrize("option, value", [("--cv", "1"), ("--cv", "kfold"), ("--n-centers", "0"),
                                            ("--n-centers", "many"), ("--tol", "1"), ("--tol", "-0.1"),
-                                           ("--time-budget", "0"), ("--memory-budget", "0"),
+                                           ("--time-budget", "0"), ("--time-budget", "soon"),
+                                           ("--memory-budget", "0"),
                                            ("--nu", "nan"), ("--seed", "-1"), ("-o", "p.csv"),
                                            ("--n-jobs", "0")])
 def test_every_option_is_checked_before_the_data_are_read(tmp_path, option, value):
@@ -69,6 +73,19 @@ def test_every_option_is_checked_before_the_data_are_read(tmp_path, option, valu
     assert result.returncode == 2 and "no such file" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and option.split("/")[0] in lines[0] and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("given, expected", [((), TIME_BUDGET), (("--time-budget", "none"), None),
+                                             (("--time-budget", "NONE"), None),
+                                             (("--time-budget", "30"), 30.0)])
+def test_the_time_budget_is_the_estimators_unless_given(given, expected):
+    # the command's default is NystromKRRCV's own (a fit past about 1e5 rows ends in ten minutes);
+    # "none" lifts it, for a result that does not depend on the machine's speed
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["regress", "train.csv", *given])
+    assert _check_options(args)["time_budget"] == expected
+    assert NystromKRRCV().time_budget == TIME_BUDGET
 
 
 def test_a_bad_test_table_fails_before_the_fit(tables, tmp_path):

@@ -234,10 +234,11 @@ def test_auto_warns_when_the_memory_budget_stops_an_improving_curve():
     X = rng.uniform(size=(1500, 2))
     y = np.sin(12 * X[:, 0]) * np.sin(12 * X[:, 1]) + 0.001 * rng.normal(size=1500)
     budget = 32 * 300**2  # room for 300 centres
-    with pytest.warns(UserWarning, match="stopped growing at 300 centres.*raise memory_budget"):
+    with pytest.warns(UserWarning, match="stopped growing at 300 centres.*raise memory_budget") as caught:
         model = NystromKRRCV(Matern(0.3, nu=1.5), regs=[1e-8], length_scales=[0.3],
                              memory_budget=budget, random_state=0).fit(X, y)
     assert list(model.cv_results_["n_centers"]) == [256, 300]
+    assert caught[0].filename == __file__  # the warning points at the caller's fit
 
 
 # finding 1: on y × 1e-200 (× 1e155) the criteria under- (over-)flowed, and the largest λ and the
