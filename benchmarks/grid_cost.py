@@ -5,7 +5,8 @@ Recursive-RLS / BLESS on the same data (standard Gaussian inputs, d features).
     python benchmarks/grid_cost.py --n 100000 --d 3 [--kernels rbf,matern1.5] [--against recursive-rls]
 
 Each fit runs in a fresh process (peak memory is the process's own); a method that has not finished
-within ``--timeout`` seconds is reported as such. Prints a table and writes JSON next to this file.
+within ``--timeout`` seconds is reported as such. Prints a table and writes JSON next to this file
+(rewritten after every row).
 ``--clock cpu`` prints and compares the fit's process CPU seconds instead of its wall seconds: with
 ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1`` they are an idle machine's wall time, and they do not
 count the other processes of a shared one (the timeout stays in wall seconds).
@@ -74,6 +75,8 @@ def main() -> None:
     methods = ["spectral", *([] if args.no_density else ["density"]),
                *[m for m in args.against.split(",") if m]]
     rows = []
+    out = Path(args.out) if args.out else Path(__file__).with_name(
+        f"results_grid_cost_n{args.n}_d{args.d}.json")
     print(f"n = {args.n}, d = {args.d}; {args.clock} seconds per fit (fresh process), "
           "peak MiB of the default")
     print(f"{'kernel':>10} {'ℓ':>4} {'a':>5} {'auto →':>11} {'d_eff':>8} "
@@ -93,10 +96,9 @@ def main() -> None:
                 print(f"{family:>10} {ell:4g} {a:5g} {own.get('algorithm', '-'):>11} "
                       f"{own.get('d_eff', float('nan')):8.1f} " + " ".join(cells) + "   " + " ".join(ratios)
                       + f"   peak {own.get('peak_mib', float('nan')):.0f} MiB", flush=True)
-    out = Path(args.out) if args.out else Path(__file__).with_name(
-        f"results_grid_cost_n{args.n}_d{args.d}.json")
-    out.write_text(json.dumps({"n": args.n, "d": args.d, "n_jobs": args.n_jobs, "rows": rows,
-                               "when": time.strftime("%Y-%m-%d %H:%M")}, indent=1))
+                # every finished row is on disk: a long run stopped by hand keeps what it measured
+                out.write_text(json.dumps({"n": args.n, "d": args.d, "n_jobs": args.n_jobs, "rows": rows,
+                                           "when": time.strftime("%Y-%m-%d %H:%M")}, indent=1))
     print(f"written {out}")
 
 
