@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from spectral_leverage import NystromKRR, NystromKRRCV
 from spectral_leverage._validation import check_random_state
+from spectral_leverage.cli.regress import seconds_or_none
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.krr.center_curve import TIME_BUDGET, center_sizes
 from spectral_leverage.krr.cv_inputs import default_length_scales, default_regs, with_length_scale
@@ -228,8 +229,7 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["cv", "nystroem", "grid"],
                         choices=["cv", "uniform", "nystroem", "grid"])
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
-    parser.add_argument("--time-budget", type=lambda v: None if v.lower() == "none" else float(v),
-                        default=TIME_BUDGET,
+    parser.add_argument("--time-budget", type=seconds_or_none, default=TIME_BUDGET,
                         help=f"NystromKRRCV's time_budget, or none (default {TIME_BUDGET:g})")
     parser.add_argument("--verbose", action="store_true",
                         help="NystromKRRCV(verbose=True): log each (ℓ, m) scored, progress bars")

@@ -25,7 +25,7 @@ from ..krr.center_curve import TIME_BUDGET
 from ._common import add_kernel_options, check_positive, kernel_of, report, show_progress
 from .scores import add_table_options
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "seconds_or_none"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def _count(option: str, value: str, low: int, words: tuple[str, ...]):
     return number
 
 
-def _time_budget(value: str) -> float | None:
+def seconds_or_none(value: str) -> float | None:
     """``--time-budget``: a number of seconds (checked with the other options), or none."""
     if value.lower() == "none":
         return None
@@ -130,7 +130,7 @@ def add_parser(sub) -> None:
                          help="auto (default: from the error curve) or a number of centres")
     regress.add_argument("--tol", type=float, default=0.01,
                          help="stop doubling the centres below this gain in CV RMSE (default 0.01)")
-    regress.add_argument("--time-budget", type=_time_budget, default=TIME_BUDGET,
+    regress.add_argument("--time-budget", type=seconds_or_none, default=TIME_BUDGET,
                          help=f"seconds for the centres' error curve, or none (default {TIME_BUDGET:g})")
     regress.add_argument("--memory-budget", type=int, default=DEFAULT_MEMORY_BUDGET,
                          help="bytes for the row blocks and the centres' matrices (default "
