@@ -90,6 +90,19 @@ def test_a_row_on_an_anchor_leaves_it_out(n):
     assert np.median(kde._direct(W[on], leave_out=False)[0] - exact_log_p) > np.log(2)
 
 
+def test_a_row_reads_the_same_whether_or_not_it_is_an_anchor():
+    """The anchors are a random draw of the rows, so their densities must err like the others'.
+    Here (8-D, 2000 anchors) the median log ratio to the true density read +1.37 at the anchors
+    with their own term and -0.43 at the other rows; without it -0.43 at both."""
+    n, d = 20_000, 8
+    X = np.random.default_rng(7).normal(size=(n, d))
+    kde = TreeDensity(max_samples=2000, random_state=0).fit(X)
+    on = ((X / kde.bandwidth_)[:, None, :] == kde._anchors[None]).all(axis=2).any(axis=1)
+    error = kde.log_density(X) - multivariate_normal(np.zeros(d)).logpdf(X)
+    assert on.sum() == 2000
+    assert abs(np.median(error[on]) - np.median(error[~on])) < 0.1
+
+
 def test_identical_rows_have_the_same_density():
     """One copy an anchor, the other not: each leaves one copy out, so both read the same."""
     rng = np.random.default_rng(4)
