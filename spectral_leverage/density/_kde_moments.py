@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["anchor_powers", "log_kde_moments", "log_kde_slope"]
+__all__ = ["anchor_powers", "left_out_moments", "log_kde_moments", "log_kde_slope"]
 
 
 def anchor_powers(anchors: np.ndarray) -> np.ndarray:
@@ -58,3 +58,21 @@ def log_kde_moments(terms: np.ndarray, total: np.ndarray, query: np.ndarray,
     pairs = direction[:, upper[0]] * direction[:, upper[1]] * np.where(upper[0] == upper[1], 1.0, 2.0)
     along = np.einsum("ij,ij->i", pairs, second)  # ĝᵀ H ĝ
     return gradient, np.where(norm > 0, along, 0.0), second
+
+
+def left_out_moments(total: np.ndarray, gradient: np.ndarray,
+                     along: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""(change of the log-KDE, gradient, curvature along it, kept) at k anchors without their own
+    kernel term, from the full KDE's: ``total`` (k,) the anchor's kernel terms summed, its own
+    being 1, ``gradient`` (k, d) and ``along`` (k,). With :math:`r = T / (T - 1)` the log-KDE
+    changes by :math:`-\log r` (the mean over the same m anchors), the gradient becomes
+    :math:`r\,g` (the own term's offset is 0) and the curvature along it
+    :math:`r\,(c + 1 + \lVert g\rVert^2) - r^2 \lVert g\rVert^2 - 1` (second moments about the
+    anchor). ``kept`` is False where the others hold under 1e-6 of :math:`T`: there
+    :math:`T - 1` has lost its digits (evaluate those directly)."""
+    rest = total - 1.0
+    kept = rest >= 1e-6 * total
+    ratio = total / np.where(kept, rest, 1.0)
+    square = np.einsum("ij,ij->i", gradient, gradient)
+    bend = np.where(square > 0, ratio * (along + 1.0 + square) - ratio**2 * square - 1.0, 0.0)
+    return -np.log(ratio), gradient * ratio[:, None], bend, kept

@@ -78,7 +78,7 @@ from .._validation import (
     check_fitted_data,
     validate_params,
 )
-from ._kde_moments import anchor_powers, log_kde_moments, log_kde_slope
+from ._kde_moments import anchor_powers, left_out_moments, log_kde_moments, log_kde_slope
 from ._tree_pickling import _RebuildsTree
 from .bandwidth import _anchor_indices, _scale_factors, feature_bandwidths
 
@@ -294,15 +294,15 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             # terms under e^-87 of the largest change no sum here
             np.maximum(exponent, self.EXPONENT_FLOOR, out=exponent)
             terms = np.exp(exponent.astype(np.float32))
-            if leave_out:  # a row on its nearest anchor (bitwise: the same row) leaves it out
-                on = np.flatnonzero((W[rows] == self._anchors[nearest]).all(axis=1))
-                terms[on, nearest[on]] = 0.0
+            # a row on its nearest anchor (bitwise: the same row) leaves it out: the mean over the
+            # other m - 1 (one anchor alone: nothing)
+            on = (np.flatnonzero((W[rows] == self._anchors[nearest]).all(axis=1)) if leave_out
+                  else np.empty(0, dtype=np.intp))
+            terms[on, nearest[on]] = 0.0
             total = terms.sum(axis=1, dtype=float)
-            if leave_out and on.size:  # the mean over the other m - 1 (one anchor alone: nothing)
-                total[on] = np.maximum(total[on], np.finfo(float).tiny)
+            total[on] = np.maximum(total[on], np.finfo(float).tiny)
             out[rows] = np.log(total) + top - 0.5 * np.einsum("ij,ij->i", query, query)
-            if leave_out:
-                out[rows.start + on] += self._leave_out_log
+            out[rows.start + on] += self._leave_out_log
             if moments:
                 np.copyto(exponent, terms)
                 if hessian:
@@ -387,23 +387,12 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         return out, gradient, along
 
     def _left_out(self, idx: np.ndarray) -> tuple:
-        r"""(log-density, whitened gradient, curvature along it, kept) of anchors ``idx`` without
-        their own term, from their full values: with :math:`T` the anchor's kernel terms summed
-        (its own is 1) and :math:`r = T / (T - 1)`, the gradient is :math:`r\,g` (the own term's
-        offset is 0) and the curvature along it :math:`r\,(c + 1 + \lVert g\rVert^2) -
-        r^2 \lVert g\rVert^2 - 1` (second moments about the anchor). ``kept`` is False where the
-        others hold under 1e-6 of :math:`T`: there :math:`T - 1` has lost its digits (the caller
-        evaluates those rows directly)."""
+        """(log-density, whitened gradient, curvature along it, kept) of anchors ``idx`` without
+        their own term, from their full values (:func:`~._kde_moments.left_out_moments`)."""
         log_p = self._anchor_log_density[idx]
-        total = np.exp(log_p - self._log_norm)
-        rest = total - 1.0
-        kept = rest >= 1e-6 * total
-        ratio = total / np.where(kept, rest, 1.0)
-        gradient = self._anchor_gradient[idx] * ratio[:, None]
-        square = np.einsum("ij,ij->i", self._anchor_gradient[idx], self._anchor_gradient[idx])
-        along = np.where(square > 0, ratio * (self._anchor_curvature[idx] + 1.0 + square)
-                         - ratio**2 * square - 1.0, 0.0)
-        return log_p - np.log(ratio) + self._leave_out_log, gradient, along, kept
+        change, gradient, along, kept = left_out_moments(
+            np.exp(log_p - self._log_norm), self._anchor_gradient[idx], self._anchor_curvature[idx])
+        return log_p + change + self._leave_out_log, gradient, along, kept
 
     #: queries farther than this (in bandwidths) from every anchor are evaluated directly
     MAX_INTERPOLATION_DISTANCE = 1.5

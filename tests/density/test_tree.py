@@ -50,6 +50,11 @@ def test_direct_kde_gradient_and_curvature_are_exact(d):
     np.testing.assert_allclose(curvature, np.einsum("qi,qij,qj->q", unit, hessian, unit), atol=1e-3)
 
 
+def _on_anchor(kde: TreeDensity, X: np.ndarray) -> np.ndarray:
+    """Rows of X whose whitened coordinates are bitwise an anchor's."""
+    return ((X / kde.bandwidth_)[:, None, :] == kde._anchors[None]).all(axis=2).any(axis=1)
+
+
 def _left_out_kde(W: np.ndarray, A: np.ndarray, bandwidth: np.ndarray):
     """The definition in float64 at whitened rows W: the KDE of the whitened anchors A, each row on
     an anchor leaving (one copy of) it out; (log-density, gradient, Hessian)."""
@@ -77,8 +82,7 @@ def test_a_row_on_an_anchor_leaves_it_out(n):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(n, 6))
     kde = TreeDensity(max_samples=300, random_state=0).fit(X)
-    W, A = X / kde.bandwidth_, kde._anchors
-    on = (W[:, None, :] == A[None]).all(axis=2).any(axis=1)
+    W, A, on = X / kde.bandwidth_, kde._anchors, _on_anchor(kde, X)
     assert on.sum() == 300
     log_p, (slope, curvature) = kde.log_density(X), kde.density_and_slopes(X, curvature=True)[1]
     exact_log_p, gradient, hessian = _left_out_kde(W[on], A, kde.bandwidth_)
@@ -97,7 +101,7 @@ def test_a_row_reads_the_same_whether_or_not_it_is_an_anchor():
     n, d = 20_000, 8
     X = np.random.default_rng(7).normal(size=(n, d))
     kde = TreeDensity(max_samples=2000, random_state=0).fit(X)
-    on = ((X / kde.bandwidth_)[:, None, :] == kde._anchors[None]).all(axis=2).any(axis=1)
+    on = _on_anchor(kde, X)
     error = kde.log_density(X) - multivariate_normal(np.zeros(d)).logpdf(X)
     assert on.sum() == 2000
     assert abs(np.median(error[on]) - np.median(error[~on])) < 0.1
@@ -108,8 +112,7 @@ def test_identical_rows_have_the_same_density():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2000, 6))
     kde = TreeDensity(max_samples=200, random_state=0).fit(X)
-    W = X / kde.bandwidth_
-    first = int(np.flatnonzero((W[:, None, :] == kde._anchors[None]).all(axis=2).any(axis=1))[0])
+    first = int(np.flatnonzero(_on_anchor(kde, X))[0])
     Y = np.vstack([X, X[first]])  # a non-anchor copy of an anchor row
     for batch in (Y, Y[[first, -1]]):  # interpolated, and direct
         log_p = kde.log_density(batch)
