@@ -31,10 +31,14 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
     r"""k-nearest-neighbour density with a volume term in a chosen (intrinsic) dimension.
 
     :math:`\hat p(x) = (k - 1) / (m\,V_{d'}\,r_k(x)^{d'})`, with :math:`r_k(x)` the distance
-    from x to its k-th nearest tree point (not counting x itself when x is a tree point),
-    :math:`V_{d'} = \pi^{d'/2}/\Gamma(d'/2 + 1)` and m the tree size. This is a density with
-    respect to :math:`d'`-dimensional volume on the set the data lie near; its bandwidth adapts to
-    the local density, which suits real data whose density varies by orders of magnitude.
+    from x to its k-th nearest tree point, :math:`V_{d'} = \pi^{d'/2}/\Gamma(d'/2 + 1)` and m the
+    tree size. A row of the fitted data (``training=True``) that lies on a tree point gets the
+    density of the other m - 1 tree points: its own point is not its neighbour. That is every row
+    when the tree holds them all; when it is a subsample, its rows would otherwise read about
+    k/(k - 1) higher than the others. A bitwise copy of a tree point is taken as that point.
+    This is a density with respect to :math:`d'`-dimensional volume on the set the data lie near;
+    its bandwidth adapts to the local density, which suits real data whose density varies by
+    orders of magnitude.
 
     Parameters
     ----------
@@ -90,7 +94,6 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
         self.dim_ = float(X.shape[1] if self.dim is None else self.dim)
         n = X.shape[0]
         anchors = _anchor_indices(n, self.max_samples, self.random_state)
-        self._self_in_tree = anchors is None
         if anchors is not None:
             X = X[anchors]
         self.n_tree_ = X.shape[0]
@@ -100,41 +103,45 @@ class KNNDensity(_RebuildsTree, BaseEstimator):
         return self
 
     def log_density(self, X, *, training: bool = False) -> np.ndarray:
-        """Log-density at the rows of X; ``training=True`` when X is the data passed to ``fit``
-        and every row is a tree point (its own distance 0 is then not counted)."""
+        """Log-density at the rows of X; ``training=True`` when X are rows of the data passed to
+        ``fit``: a row on a tree point is the density of the other tree points."""
         X = check_fitted_data(self, X, fitted_attribute="n_tree_")
-        radius = self._kth_radius(X, training)
-        positive = radius[radius > 0]
+        found = self._kth_neighbour(X, training)
+        positive = found[found[:, 0] > 0, 0]
         # more than k duplicates of a point leave r_k = 0: use the smallest positive radius seen
-        return self._log_density_at(radius, positive.min() if positive.size else None, training)
+        return self._log_density_at(found, positive.min() if positive.size else None, training)
 
-    def _counts(self, training: bool) -> tuple[int, int, int]:
-        """(self-matches skipped, tree points counted m, neighbours k)."""
-        skip = int(training and self._self_in_tree)
-        m = self.n_tree_ - skip
-        return skip, m, min(self.n_neighbors, m)
+    def _neighbours(self, training: bool) -> int:
+        """Neighbours k of the volume term (fewer where the tree holds k or fewer other points)."""
+        return min(self.n_neighbors, self.n_tree_ - int(training))
 
-    def _kth_radius(self, X: np.ndarray, training: bool) -> np.ndarray:
-        """Distance from each (validated) row of X to its k-th nearest tree point."""
-        skip, _, k = self._counts(training)
-        radius = np.empty(X.shape[0])
+    def _kth_neighbour(self, X: np.ndarray, training: bool) -> np.ndarray:
+        """(radius, others) per (validated) row of X, shape (n, 2): the distance to its k-th
+        nearest tree point and the tree points counted, m; with ``training`` a row at distance 0
+        from a tree point is that point, so its radius is the k-th among the other m - 1."""
+        k = self._neighbours(training)
+        skip = int(training)
+        found = np.empty((X.shape[0], 2))
         chunks = list(row_chunks(X.shape[0], 16.0 * (k + skip), self.memory_budget))
         for rows in progress(chunks, verbose=self.verbose, desc="density", unit="chunk"):
             dist, _ = self._tree.query(np.ascontiguousarray(X[rows]), k=k + skip)
-            radius[rows] = dist.reshape(-1, k + skip)[:, -1]
-        return radius
+            dist = dist.reshape(-1, k + skip)
+            on = dist[:, 0] == 0 if training else np.zeros(len(dist), dtype=bool)
+            found[rows, 0] = np.where(on, dist[:, -1], dist[:, k - 1])
+            found[rows, 1] = self.n_tree_ - on
+        return found
 
-    def _log_density_at(self, radius: np.ndarray, floor: float | None, training: bool) -> np.ndarray:
-        """Log-density from k-th neighbour radii, raised to ``floor`` (the batch's smallest positive
-        radius; None when it has none)."""
-        _, m, k = self._counts(training)
+    def _log_density_at(self, found: np.ndarray, floor: float | None, training: bool) -> np.ndarray:
+        """Log-density from :meth:`_kth_neighbour`'s (radius, others) for the same ``training``, the
+        radius raised to ``floor`` (the batch's smallest positive radius; None when it has none)."""
+        k = self._neighbours(training)
         dim = self.dim_
         if floor is None:  # every row a copy of another: 1e-12 of the spread, less close in high
             # dimension, where its dim-th power would take the density past float64 (d = 26: inf)
             floor = 10.0 ** -min(12.0, 250.0 / dim) * max(float(np.ptp(self._training)), 1.0)
-        radius = np.maximum(radius, floor)
+        radius = np.maximum(found[:, 0], floor)
         log_volume = 0.5 * dim * np.log(np.pi) - gammaln(0.5 * dim + 1)
-        return np.log(max(k - 1, 1)) - np.log(m) - log_volume - dim * np.log(radius)
+        return np.log(max(k - 1, 1)) - np.log(found[:, 1]) - log_volume - dim * np.log(radius)
 
     def density(self, X, *, training: bool = False) -> np.ndarray:
         """Density at the rows of X (see :meth:`log_density`)."""

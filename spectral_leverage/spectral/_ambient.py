@@ -141,16 +141,18 @@ def ambient_block(block: np.ndarray, ambient: AmbientDensity, active: np.ndarray
     return p_unit if ambient.boundary is None else np.column_stack([p_unit, p_score])
 
 
-def knn_radius_block(block: np.ndarray, model: KNNDensity, active: np.ndarray, length: np.ndarray,
-                     training: bool) -> np.ndarray:
-    """Distance of each row (in the kernel's unit-length coordinates) to its k-th tree point."""
-    return model._kth_radius(block[:, active] / length, training)
+def knn_radius_block(block: np.ndarray, model: KNNDensity, active: np.ndarray,
+                     length: np.ndarray) -> np.ndarray:
+    """(distance to its k-th tree point, tree points counted) of each row of the fitted data, in
+    the kernel's unit-length coordinates
+    (:meth:`~spectral_leverage.density.KNNDensity._kth_neighbour`)."""
+    return model._kth_neighbour(block[:, active] / length, True)
 
 
-def knn_density_block(radius: np.ndarray, model: KNNDensity, floor: float | None,
-                      training: bool) -> np.ndarray:
-    """The k-NN density from the radii, raised to ``floor`` (the smallest positive radius)."""
-    return np.exp(model._log_density_at(radius, floor, training))
+def knn_density_block(found: np.ndarray, model: KNNDensity, floor: float | None) -> np.ndarray:
+    """The k-NN density from :func:`knn_radius_block`'s rows, the radii raised to ``floor`` (the
+    smallest positive radius)."""
+    return np.exp(model._log_density_at(found, floor, True))
 
 
 def capped_scores(p: np.ndarray, h, cap: float) -> np.ndarray:

@@ -38,7 +38,7 @@ class DensityStep:
     before (``_active``, ``_length``, ``_mean_length``, ``_spec``, ``_reg``, ``_max_samples``,
     ``intrinsic_dim_``)."""
 
-    def _density(self, backend, X, Z, rows, anchors, on_manifold: bool, low, high, std) -> tuple:
+    def _density(self, backend, X, Z, rows, on_manifold: bool, low, high, std) -> tuple:
         """(p_unit, p_score): the density at every row of X in unit-length-scale coordinates, and
         the one the scores use (boundary-corrected; the same array without the correction). ``Z``
         is the anchors' geometry for the k-NN route, ``rows`` the anchors, ``low``/``high``/``std``
@@ -49,13 +49,12 @@ class DensityStep:
             p_unit = p_score = given_density(self.density, X) * self._mean_length**self.intrinsic_dim_
         elif on_manifold:
             self._model = self._density_model(True).fit(Z)
-            training = anchors is None  # the tree holds every row: each finds itself
             shared = backend.share(self._model)
-            radius = backend.persist(backend.map_rows(knn_radius_block, X, shared, active,
-                                                      self._length, training))
-            (floor,) = backend.compute(np.where(radius > 0, radius, np.inf).min())
-            p_unit = p_score = backend.map_rows(knn_density_block, radius, shared,
-                                                float(floor) if np.isfinite(floor) else None, training)
+            found = backend.persist(backend.map_rows(knn_radius_block, X, shared, active, self._length,
+                                                     columns=2))
+            (floor,) = backend.compute(np.where(found[:, 0] > 0, found[:, 0], np.inf).min())
+            p_unit = p_score = backend.map_rows(knn_density_block, found, shared,
+                                                float(floor) if np.isfinite(floor) else None)
         else:
             scale = robust_scale(std[active], rows[:, active])  # the anchors' 0.1 % quantiles
             bulk = robust_range(rows[:, active])

@@ -275,7 +275,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         self.intrinsic_dim_, on_manifold = choose_dimension(self.intrinsic_dim, Z, int(active.sum()),
                                                             self.density is not None, self._max_samples,
                                                             self.random_state)
-        p_unit, p_score = self._density(backend, X, Z, rows, anchors, on_manifold, low, high, std)
+        p_unit, p_score = self._density(backend, X, Z, rows, on_manifold, low, high, std)
         t_density = time.perf_counter() - start
         _stage(bar, "density")
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_
