@@ -66,7 +66,7 @@ def main() -> None:
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
             seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
-            plan = full_scale_plan(density.effective_dimension_, n)
+            plan = full_scale_plan(density.effective_dimension_, n, density.intrinsic_dim_)
             ratio = default.scores_ / exact
             group = np.digitize(exact, np.quantile(exact, [0.1, 0.5, 0.9]))
             by_group = " ".join(f"{np.mean(ratio[group == g]):.2f}" for g in range(4))

@@ -79,7 +79,7 @@ def main() -> None:
             texts.append(accuracy_text(np.where(high, scores[(512, 32)], density.scores_), exact)
                          + f" [{high.mean():.2f}]")
             default = SpectralLeverage(kernel, reg, random_state=0).fit(X)
-            plan = full_scale_plan(density.effective_dimension_, n)
+            plan = full_scale_plan(density.effective_dimension_, n, density.intrinsic_dim_)
             chosen = "density" if plan is None else f"{plan[0]}/{plan[1]}"
             texts.append(f"{chosen} → {default.algorithm_}: {accuracy_text(default.scores_, exact)}")
             print(f"| {name} | {family} | {ell} | n^-{a} | {exact.mean() / n:.3f} | "

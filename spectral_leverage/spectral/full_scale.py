@@ -99,7 +99,7 @@ from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads
 from ..backends import backend_for
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
 from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
-from .plan import ROWS_PER_PIVOT, near_neighbours
+from .plan import HIGH_DIM, ROWS_PER_PIVOT, near_neighbours
 from .tail import TailVariance
 
 __all__ = ["full_scale_leverage", "full_scale_scores", "group_anchors"]
@@ -118,12 +118,11 @@ BLOCK_NEAR_BLOCKS = 8
 #: 165 000 rows; 64 pivots over 10^7 rows would make groups of 156 000 rows) the groups gather
 #: around evenly spaced rows of the pivots' subsample instead (:func:`group_anchors`).
 ANCHOR_ROWS = 512
-#: Dimension from which the tail integral's kernel density estimate learns too much of the residual
-#: (standard normal rows, n = 4000, RBF at ℓ = √d, λ = 1e-3 and 1/n; share of the ridge degrees of
-#: freedom the pivots leave, exact effective dimension's ratio: d' = 8: 9.5 %, 0.945; 18 %, 0.898;
-#: d' = 12: 25 %, 0.797; 41 %, 0.714; d' = 16: 36 %, 0.705; d' = 20: 42 %, 0.655): a warning there ...
-HIGH_DIM = 8
-#: ... where the pivots leave it more than this share.
+#: In :data:`~.plan.HIGH_DIM` or more dimensions the tail integral's kernel density estimate learns
+#: too much of the residual (standard normal rows, n = 4000, RBF at ℓ = √d, λ = 1e-3 and 1/n; share
+#: of the ridge degrees of freedom the pivots leave, exact effective dimension's ratio: d' = 8: 9.5 %,
+#: 0.945; 18 %, 0.898; d' = 12: 25 %, 0.797; 41 %, 0.714; d' = 16: 36 %, 0.705; d' = 20: 42 %,
+#: 0.655): a warning there where the pivots leave it more than this share.
 HIGH_DIM_TAIL_SHARE = 0.1
 
 
@@ -167,7 +166,7 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
     the closer of the two at every setting measured (docs/validation.md, "Which estimate where").
     Dense pivots take the neighbours too where the tail integral would learn too much, in
-    :data:`HIGH_DIM` or more dimensions with more than :data:`HIGH_DIM_TAIL_SHARE` of the degrees of
+    :data:`~.plan.HIGH_DIM` or more dimensions with more than :data:`HIGH_DIM_TAIL_SHARE` of the degrees of
     freedom left to it (standard normal rows, RBF at ℓ = √d, λ = 1e-3, d = 20: n = 2000, 0.72x the
     exact d_eff with the tail, 1.03x with the neighbours; n = 8000 in 8-D, RBF at ℓ = 2, λ = 1/n:
     0.85/1.13 (0.89x) with the tail, 0.98/1.04 (1.01x) with the neighbours).
@@ -307,13 +306,13 @@ def _tail_share(captured: float, left: float) -> float:
 
 def _tail_too_large(captured: float, left: float, dim: float) -> bool:
     """Whether the tail integral would learn too much: more than :data:`HIGH_DIM_TAIL_SHARE` of
-    the ridge degrees of freedom left to it in :data:`HIGH_DIM` or more dimensions."""
+    the ridge degrees of freedom left to it in :data:`~.plan.HIGH_DIM` or more dimensions."""
     return dim >= HIGH_DIM and _tail_share(captured, left) > HIGH_DIM_TAIL_SHARE
 
 
 def _warn_if_tail_in_high_dimension(captured: float, left: float, dim: float) -> None:
     """Warn where the pivots leave more than :data:`HIGH_DIM_TAIL_SHARE` of the ridge degrees of
-    freedom (the residual's, counted as unlearned) to the tail integral in :data:`HIGH_DIM` or more
+    freedom (the residual's, counted as unlearned) to the tail integral in :data:`~.plan.HIGH_DIM` or more
     dimensions: there its kernel density estimate learns too much of the residual, and the scores
     fall short of exact ones by about 0.8 times that share."""
     if _tail_too_large(captured, left, dim):

@@ -305,7 +305,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         if self.algorithm == "density":
             return None
         (total,) = backend.compute(scores.sum())
-        plan = full_scale_plan(float(total) / n, n)
+        plan = full_scale_plan(float(total) / n, n, self.intrinsic_dim_)
         return (pivots_for(n), 0) if plan is None and self.algorithm == "full-scale" else plan
 
     def _setup(self, d: int) -> tuple:

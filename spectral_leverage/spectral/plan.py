@@ -45,6 +45,15 @@ DENSE_ROWS_PER_PIVOT = 12
 #: 1.08 at n = 8000, 1.17 / 1.10 at 16 000; 8-D standard normal, RBF at ℓ = 1, n = 16 000, 1.15 /
 #: 1.09; at 32 000, 2048 pivots, 64 / 96 neighbours: 1.13 / 1.10).
 REACH_ROWS = 6
+#: Dimension from which the rows' near blocks see too little of the dense pivots' residual, so the
+#: dense regime takes the cost-bounded pivots where they are more (:func:`full_scale_plan`): in d
+#: dimensions a row's neighbours cover fewer of the directions it reaches (standard normal rows,
+#: n = 4000, λ = 1/n, RBF at ℓ = 2, worst 5th/95th percentiles against exact scores, n/12 = 334
+#: pivots with 64 neighbours against 1000 with 32: d = 6, 0.98/1.04 and 1.00/1.00; d = 8, 0.93/1.11
+#: and 0.98/1.04; d = 12, 0.91/1.11 and 0.94/1.10, at about the same cost from d = 8 on, where the
+#: near field dominates it); and the tail integral's kernel density estimate learns too much of
+#: the residual (:data:`~.full_scale.HIGH_DIM_TAIL_SHARE`).
+HIGH_DIM = 8
 
 
 def pivots_for(n: int) -> int:
@@ -71,9 +80,10 @@ def near_neighbours(n: int, m: int) -> int:
     return NEIGHBOURS * int(np.ceil(n / (REACH_ROWS * m)))
 
 
-def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | None:
+def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int, int] | None:
     r"""(pivots, neighbours) of the full-scale leverage where the density formula's scores, of sum
-    ``effective_dimension`` over n rows, are out of their regime; None where they are kept.
+    ``effective_dimension`` over n rows in ``dim`` (intrinsic) dimensions, are out of their regime;
+    None where they are kept.
 
     With :math:`k` = :data:`NEIGHBOURS` and the mean leverage :math:`\bar l = d_\mathrm{eff}/n`:
 
@@ -81,6 +91,8 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
       rows, :math:`\bar l \ge 1/50`, and n is at most :data:`ROWS_PER_PIVOT` × :data:`MAX_PIVOTS`
       (32 768): m = n / :data:`DENSE_ROWS_PER_PIVOT` pivots (at most :data:`MAX_PIVOTS`), so that
       the near blocks of the rows nearest each pivot span its residual's reach (module docstring);
+      in :data:`HIGH_DIM` or more dimensions :func:`pivots_for` (n) where that is more (up to
+      about 13 500 rows);
     * (:func:`pivots_for` (n), k) past that where each window lies within half the neighbours,
       :math:`\bar l \ge 2/k`: the cost-bounded pivots, the neighbours seeing the windows however
       far apart the pivots are;
@@ -99,14 +111,14 @@ def full_scale_plan(effective_dimension: float, n: int) -> tuple[int, int] | Non
 
     Examples
     --------
-    >>> full_scale_plan(100.0, 4000), full_scale_plan(2000.0, 20_000), full_scale_plan(700.0, 32_768)
-    ((334, 64), (1667, 64), (2048, 96))
-    >>> full_scale_plan(200.0, 100_000), full_scale_plan(1500.0, 100_000), full_scale_plan(8000.0, 100_000)
-    ((414, 0), None, (414, 32))
+    >>> full_scale_plan(100.0, 4000, 3), full_scale_plan(100.0, 4000, 8), full_scale_plan(2000.0, 20_000, 8)
+    ((334, 64), (1000, 32), (1667, 64))
+    >>> [full_scale_plan(d_eff, 100_000, 3) for d_eff in (200.0, 1500.0, 8000.0)]
+    [(414, 0), None, (414, 32)]
     """
     mean = effective_dimension / n
     if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
-        m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT)))
+        m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT), pivots_for(n) if dim >= HIGH_DIM else 0))
         return m, near_neighbours(n, m)
     if mean >= NEIGHBOURS_LEVERAGE:
         return pivots_for(n), NEIGHBOURS

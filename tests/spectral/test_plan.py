@@ -11,17 +11,21 @@ def test_the_regime_rule():
     # few rows per window up to 32 768 rows: dense pivots (12 rows each, at most 2048; then up to 16
     # rows each), 32 neighbours for every 6 rows a pivot's residual reaches, and the near blocks of
     # the rows nearest each pivot
-    assert full_scale_plan(100.0, 4000) == (334, 64) and full_scale_plan(3000.0, 4000) == (334, 64)
-    assert full_scale_plan(600.0, 16_384) == (1366, 64) and full_scale_plan(2000.0, 20_000) == (1667, 64)
-    assert full_scale_plan(700.0, 32_768) == (2048, 96) and full_scale_plan(700.0, 32_769) is None
+    assert full_scale_plan(100.0, 4000, 3) == (334, 64) and full_scale_plan(3000.0, 4000, 3) == (334, 64)
+    assert full_scale_plan(600.0, 16_384, 3) == (1366, 64)
+    assert full_scale_plan(2000.0, 20_000, 3) == (1667, 64)
+    assert full_scale_plan(700.0, 32_768, 3) == (2048, 96) and full_scale_plan(700.0, 32_769, 3) is None
+    # in 8 or more dimensions the cost-bounded pivots where they are more (up to about 13 500 rows)
+    assert full_scale_plan(100.0, 4000, 8) == (1000, 32) and full_scale_plan(400.0, 8000, 8) == (1465, 32)
+    assert full_scale_plan(100.0, 4000, 7.9) == (334, 64) and full_scale_plan(2000.0, 20_000, 8) == (1667, 64)
     # past that, where each window lies within half the neighbours, the cost-bounded pivots
-    assert full_scale_plan(6250.0, 10**5) == (414, 32) and full_scale_plan(3000.0, 32_769) == (724, 32)
+    assert full_scale_plan(6250.0, 10**5, 3) == (414, 32) and full_scale_plan(3000.0, 32_769, 3) == (724, 32)
     # the low-rank end: pivots and the tail integral
-    assert full_scale_plan(100.0, 10**5) == (414, 0) and full_scale_plan(30.0, 10**6) == (131, 0)
+    assert full_scale_plan(100.0, 10**5, 3) == (414, 0) and full_scale_plan(30.0, 10**6, 3) == (131, 0)
     # ... up to d_eff 512 (the factor's own count then decides), whatever pivots the cost bound allows
-    assert full_scale_plan(500.0, 10**6) == (131, 0) and full_scale_plan(600.0, 10**6) is None
+    assert full_scale_plan(500.0, 10**6, 3) == (131, 0) and full_scale_plan(600.0, 10**6, 3) is None
     # between: the density formula (many rows per window, more degrees of freedom than pivots)
-    assert full_scale_plan(800.0, 40_000) is None and full_scale_plan(5000.0, 10**6) is None
+    assert full_scale_plan(800.0, 40_000, 3) is None and full_scale_plan(5000.0, 10**6, 3) is None
     # the pivots' far-field work n m^2 stays bounded, m never under 64 nor (past 256 rows) over n/4
     for n in (10**3, 4000, 8000, 10**5, 10**6, 10**8):
         assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= min(2048, n // 4)
