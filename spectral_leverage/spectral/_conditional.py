@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 from pykdtree.kdtree import KDTree
+from scipy.spatial import cKDTree
 
 from .._blocks import progress, row_chunks
 from .._spd import spd_inverse_lower, trailing_inverse_diagonal
@@ -107,7 +108,11 @@ class AnchorGroups:
     place each group (on Dask, in the cell of its anchor)."""
 
     def __init__(self, anchors: np.ndarray, rescale):
-        self.anchors, self.rescale = anchors, rescale
+        # labelled in a k-d tree's leaf order, so that groups of consecutive labels lie together and
+        # the rows handed over at once share most of their near blocks' rows (their factor rows made
+        # once)
+        self.anchors = anchors[cKDTree(rescale(anchors)).indices]
+        self.rescale = rescale
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         _, nearest = KDTree(self.rescale(self.anchors)).query(self.rescale(X), k=1)
