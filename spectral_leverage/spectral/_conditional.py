@@ -50,13 +50,13 @@ class NearField:
     r""":math:`\sigma_i^2` of the first row of each near block (:mod:`.full_scale`'s docstring), given
     the far field.
 
-    ``kept``: None, or the factor rows F of all n rows in ``kept[0]``, whose solves G
-    (:math:`GG^\top = FA^{-1}F^\top`) are then made once into ``kept[1]``; without it each block
-    recomputes those of its rows."""
+    ``kept``: None, or the factor rows F of all n rows in ``kept[0]``, and if it has a second
+    slot their solves G (:math:`GG^\top = FA^{-1}F^\top`), then made once into ``kept[1]``; each
+    block makes what is not kept for its rows."""
 
     def __init__(self, spec, factor: Factor, chol, gamma, kept):
         self.spec, self.factor, self.chol, self.gamma, self.kept = spec, factor, chol, gamma, kept
-        if kept is not None:
+        if kept is not None and len(kept) == 2:
             kept[1] = scipy.linalg.solve_triangular(chol, kept[0].T, lower=True).T
         # G = K_{:P} root L^{-T} in one product for the rows alone
         self.to_solved = scipy.linalg.solve_triangular(chol, factor.root.T, lower=True).T
@@ -73,9 +73,9 @@ class NearField:
 
     def factor_rows(self, points: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(F, G) of the distinct rows ``ids`` at ``points``: kept, or made here."""
-        if self.kept is not None:
+        if self.kept is not None and len(self.kept) == 2:
             return self.kept[0][ids], self.kept[1][ids]
-        F, _ = self.factor.rows(points)
+        F = self.kept[0][ids] if self.kept is not None else self.factor.rows(points)[0]
         return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
 
     def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, c: int) -> np.ndarray:

@@ -262,9 +262,12 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
 
     # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma), the
     # residual's ridge degrees of freedom sum_j r_j / (r_j + gamma) with it; in memory, the factor
-    # rows F (and later G) of all rows are kept for the near field when they fit a quarter
-    keep = backend.in_memory and k and 16.0 * n * root.shape[1] <= quarter
-    kept = np.empty((2, n, root.shape[1])) if keep else None
+    # rows F and G of all rows are kept for the near field when they fit a quarter, else F alone
+    # if it does (each block then solves for its G: n = 16 000 in 8-D, about two thirds of the
+    # factor rows' time saved)
+    one_copy = 8.0 * n * root.shape[1]
+    keep = 0 if not (backend.in_memory and k) else 2 if 2 * one_copy <= quarter else int(one_copy <= quarter)
+    kept = np.empty((keep, n, root.shape[1])) if keep else None
     factor = Factor(kernel, pivot_rows, root)
     precision, left = backend.sum_blocks(far_field, X, start=(np.eye(root.shape[1]), 0.0),
                                          args=(backend.share(factor), gamma, per_row, quarter, verbose, kept))
@@ -279,8 +282,8 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         # a group's block: (u, rank) factor rows twice and about six u x u matrices, in a quarter of
         # the budget per thread; per row handed over: the query's distances and ids and their copies
         # (six of k + 1), its near block's points twice (handed over, then gathered by parts), and
-        # (unless kept) the kernel and factor rows of about three distinct rows of the blocks
-        per_block_row = (k + 1) * 8.0 * (2 * X.shape[1] + 6) + (0.0 if kept is not None else 3 * per_row)
+        # (unless both are kept) the kernel and factor rows of about three distinct rows of the blocks
+        per_block_row = (k + 1) * 8.0 * (2 * X.shape[1] + 6) + (0.0 if keep == 2 else 3 * per_row)
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
                              quarter / max_threads() / (32.0 * root.shape[1])))
         rows_at_once = max(1, int(min(quarter / max_threads(), MAX_BLOCK_BYTES) // per_block_row))

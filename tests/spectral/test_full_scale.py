@@ -18,7 +18,7 @@ from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.pivoted_cholesky import subsample_pivots
-from spectral_leverage.spectral._conditional import AnchorGroups, split_group
+from spectral_leverage.spectral._conditional import AnchorGroups, NearField, split_group
 from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_scores, group_anchors
 from spectral_leverage.spectral.plan import near_neighbours
 from spectral_leverage.spectral.tail import TailVariance
@@ -226,15 +226,32 @@ def test_memory_of_the_tail_path_stays_within_the_budget_plus_linear_terms():
     assert peak <= budget + 8 * m * m * 4 + 8 * n * (d + 12), peak
 
 
-def test_factor_rows_kept_or_recomputed_give_the_same_scores():
-    # n = 1500 rows and 200 pivots: 2**28 bytes keep every row's factor rows F and G; 4.2 MB a
-    # quarter holds the pivot subsample (all rows) but not them, so each near block recomputes its own
+@pytest.mark.parametrize(("quarter", "copies"), [(2**26, 2), (3_000_000, 1), (2_000_000, None)])
+def test_factor_rows_kept_or_recomputed_give_the_same_scores(quarter, copies):
+    # n = 1500 rows and 200 pivots, drawn once: a quarter of 2**26 bytes keeps every row's factor
+    # rows F and G (4.8 MB); 3 MB keeps F alone (2.4 MB), each near block solving for its G; 2 MB
+    # neither, each block recomputing both
     Xb = np.random.default_rng(5).normal(size=(1500, 3))
     kernel = Matern(0.3, nu=1.5)
-    kept, pivots = full_scale(Xb, kernel, 1e-7, max_pivots=200, memory_budget=2**28)
-    recomputed, same_pivots = full_scale(Xb, kernel, 1e-7, max_pivots=200, memory_budget=4 * 4_200_000)
-    np.testing.assert_array_equal(pivots, same_pivots)
-    np.testing.assert_allclose(recomputed, kept, rtol=1e-10)
+    drawn = subsample_pivots(Xb, kernel, 1e-7, max_pivots=200, max_samples=None, memory_budget=2**28,
+                             rng=np.random.default_rng(0))
+    seen = []
+    init = NearField.__init__
+
+    def spy(self, spec, factor, chol, gamma, kept):
+        seen.append(None if kept is None else len(kept))
+        init(self, spec, factor, chol, gamma, kept)
+
+    def leverage(budget):
+        return full_scale_leverage(Xb, kernel, parse_kernel(kernel), 1e-7, density=unit_density(Xb, kernel),
+                                   dim=3, max_pivots=200, n_neighbors=32, max_samples=None,
+                                   memory_budget=budget, rng=np.random.default_rng(0), pivots=drawn)[0]
+
+    reference = leverage(2**28)
+    with mock.patch.object(NearField, "__init__", spy):
+        found = leverage(4 * quarter)
+    assert len(drawn.pivots) == 200 and seen == [copies]
+    np.testing.assert_allclose(found, reference, rtol=1e-10)
 
 
 def test_deterministic_under_random_state(X):
