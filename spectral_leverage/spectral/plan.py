@@ -48,7 +48,7 @@ REACH_ROWS = 6
 #: Dimension from which the rows' near blocks see too little of the dense pivots' residual, so the
 #: dense regime takes the cost-bounded pivots where they are more (:func:`full_scale_plan`): in d
 #: dimensions a row's neighbours cover fewer of the directions it reaches (standard normal rows,
-#: n = 4000, λ = 1/n, RBF at ℓ = 2, worst 5th/95th percentiles against exact scores, n/12 = 334
+#: n = 4000, λ = 1/n, RBF at ℓ = 2, 5th/95th percentiles against exact scores, n/12 = 334
 #: pivots with 64 neighbours against 1000 with 32: d = 6, 0.98/1.04 and 1.00/1.00; d = 8, 0.93/1.11
 #: and 0.98/1.04; d = 12, 0.91/1.11 and 0.94/1.10, at about the same cost from d = 8 on, where the
 #: near field dominates it); and the tail integral's kernel density estimate learns too much of
