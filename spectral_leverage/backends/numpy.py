@@ -53,11 +53,14 @@ def map_near(func, X: np.ndarray, k: int, rescale, groups, *args, bytes_per_row:
              memory_budget: float, verbose: bool = False, desc: str = "near blocks") -> np.ndarray:
     """One k-d tree over ``rescale(X)``; the rows ordered by their label ``groups(X)`` (stable, so
     by row within a label) and handed to ``func`` in blocks of whole labels, of about
-    ``bytes_per_row`` each within ``memory_budget`` shared by the threads."""
+    ``bytes_per_row`` each within half of ``memory_budget`` shared by the threads (``func``'s own
+    temporaries take the other half, as on Dask), and at least four blocks a thread where the rows
+    allow (whole labels), so that the threads finish together."""
     Z = rescale(X)
     tree = KDTree(Z)
     labels = groups(X)
-    blocks = label_blocks(labels, np.arange(X.shape[0]), bytes_per_row, memory_budget / max_threads())
+    budget = min(memory_budget / 2, X.shape[0] * bytes_per_row / 4) / max_threads()
+    blocks = label_blocks(labels, np.arange(X.shape[0]), bytes_per_row, budget)
     out = np.empty(X.shape[0])
     bar = progress(total=len(blocks), verbose=verbose, desc=desc, unit="block")
 

@@ -279,18 +279,18 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
 
     near_field = NearField(spec, factor, chol, gamma, kept)
     if k and left > 0:
-        # a group's block: (u, rank) factor rows twice and about six u x u matrices, in a quarter of
-        # the budget per thread; per row handed over: the query's distances and ids and their copies
-        # (six of k + 1), its near block's points twice (handed over, then gathered by parts), and
-        # (unless both are kept) the kernel and factor rows of about three distinct rows of the blocks
-        per_block_row = (k + 1) * 8.0 * (2 * X.shape[1] + 6) + (0.0 if keep == 2 else 3 * per_row)
-        block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(quarter / max_threads() / 64.0),
-                             quarter / max_threads() / (32.0 * root.shape[1])))
-        rows_at_once = max(1, int(min(quarter / max_threads(), MAX_BLOCK_BYTES) // per_block_row))
+        # per thread, of its share of a quarter of the budget: half for the rows handed over (the
+        # query's distances and ids and their copies, six of k + 1 a row, and its near block's points
+        # twice: handed over, then gathered by parts), half for the factor rows of the distinct rows
+        # they reach (counted: sharing_runs), and the whole share again for a group's block ((u, rank)
+        # factor rows twice and about six u x u matrices)
+        share = quarter / max_threads()
+        block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(share / 64.0),
+                             share / (32.0 * root.shape[1])))
         groups = AnchorGroups(group_anchors(drawn, n), spec.rescale)
         leverage = backend.map_near(near_leverage, X, k, spec.rescale, groups, backend.share(near_field),
-                                    GROUP_ROWS, max(block_rows, k + 1), rows_at_once,
-                                    bytes_per_row=per_block_row, memory_budget=quarter,
+                                    GROUP_ROWS, max(block_rows, k + 1), min(share / 2, MAX_BLOCK_BYTES),
+                                    bytes_per_row=(k + 1) * 8.0 * (2 * X.shape[1] + 6), memory_budget=quarter,
                                     verbose=verbose, desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
         tail = TailVariance(spec.unit, reg, dim, tuple(float(v) for v in backend.compute(
