@@ -7,7 +7,6 @@ mapped over row blocks (the same on every backend).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 from pykdtree.kdtree import KDTree
 from scipy.spatial import cKDTree
 
@@ -30,7 +29,8 @@ __all__ = [
 class Factor:
     r"""The far field's factor rows :math:`f_j = K_{jP}K_{PP}^{+1/2}` and residual prior variances
     :math:`r_{jj} = k_{jj} - f_j^\top f_j` of any rows, from the pivots' rows and
-    :math:`K_{PP}^{+1/2}` (``root``)."""
+    :math:`K_{PP}^{+1/2}` (``root``; any orthogonal rotation of it gives the same :math:`FF^\top`
+    and r)."""
 
     def __init__(self, kernel, pivot_rows: np.ndarray, root: np.ndarray):
         self.kernel, self.pivot_rows, self.root = kernel, pivot_rows, root
@@ -49,29 +49,35 @@ class Factor:
         return np.maximum(np.asarray(self.kernel.diag(X.reshape(-1, X.shape[-1])), dtype=float)
                           .reshape(X.shape[:-1]) - np.einsum("...j,...j->...", F, F), 0.0)
 
+    def rotated(self, V: np.ndarray) -> Factor:
+        """The same factor with its rows rotated by the orthogonal V: :math:`f_j^\top V`."""
+        return Factor(self.kernel, self.pivot_rows, self.root @ V)
+
 
 class NearField:
     r""":math:`\sigma_i^2` of the first row of each near block (:mod:`.full_scale`'s docstring), given
     the far field.
 
-    ``kept``: None, or the factor rows F of all n rows in ``kept[0]``, and if it has a second
-    slot their solves G (:math:`GG^\top = FA^{-1}F^\top`), then made once into ``kept[1]``; each
-    block makes what is not kept for its rows."""
+    ``factor`` is rotated into the eigenbasis of the far field's precision,
+    :math:`A = V \Lambda V^\top`, and ``scale`` is :math:`\Lambda^{-1/2}`: then the rows
+    :math:`G = F\Lambda^{-1/2}` with :math:`GG^\top = FA^{-1}F^\top` are a column scaling of F,
+    where a triangular solve of every run's rows took about a quarter of the fit (n = 16 000 and
+    30 000 standard normal rows in 8-D, Matérn 3/2, ℓ = 1, λ = n^-3/4: 0.76x and 0.77x the CPU
+    time without it; one eigendecomposition of A in place of its Cholesky factor, 0.4-1.4 s at
+    rank 1334-2048).
+    ``kept``: None, or the (rotated) factor rows F of all n rows, else made by each block for its
+    rows."""
 
-    def __init__(self, spec, factor: Factor, chol, gamma, kept):
-        self.spec, self.factor, self.chol, self.gamma, self.kept = spec, factor, chol, gamma, kept
-        if kept is not None and len(kept) == 2:
-            kept[1] = scipy.linalg.solve_triangular(chol, kept[0].T, lower=True).T
-        # G = K_{:P} root L^{-T} in one product for the rows alone
-        self.to_solved = scipy.linalg.solve_triangular(chol, factor.root.T, lower=True).T
+    def __init__(self, spec, factor: Factor, scale: np.ndarray, gamma: float, kept: np.ndarray | None):
+        self.spec, self.factor, self.scale, self.gamma, self.kept = spec, factor, scale, gamma, kept
 
     def variance_alone(self, X: np.ndarray, tail, density: np.ndarray) -> np.ndarray:
         r""":math:`\sigma_i^2` of each row of X given the far field only (no neighbours), its residual
         learned down to :math:`\tau` = ``tail(density, r)``: with :math:`s = g_i^\top g_i`,
         :math:`\tau_i + s + s^2 / (r_{ii} + \gamma - s)`."""
-        K = self.factor.kernel(X, self.factor.pivot_rows)
-        r = self.factor.residual(X, K @ self.factor.root)
-        G = K @ self.to_solved
+        F = self.factor.kernel(X, self.factor.pivot_rows) @ self.factor.root
+        r = self.factor.residual(X, F)
+        G = F * self.scale
         s = np.einsum("ij,ij->i", G, G)
         return np.maximum(tail(density, r) + s + s * s / (r + self.gamma - s), 1e-300)
 
@@ -79,10 +85,8 @@ class NearField:
                     budget: float) -> tuple[np.ndarray, np.ndarray]:
         """(F, G) of the distinct rows ``ids`` at ``points``: kept, or made here (their kernel
         against the pivots in row blocks within ``budget``)."""
-        if self.kept is not None and len(self.kept) == 2:
-            return self.kept[0][ids], self.kept[1][ids]
-        F = self.kept[0][ids] if self.kept is not None else self.factor.rows(points, budget)[0]
-        return F, scipy.linalg.solve_triangular(self.chol, F.T, lower=True).T
+        F = self.kept[ids] if self.kept is not None else self.factor.rows(points, budget)[0]
+        return F, F * self.scale
 
     def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, c: int) -> np.ndarray:
         r"""Leverage of the last c rows (the members) of a block of distinct rows at ``points``
@@ -133,7 +137,7 @@ def unlearned(p: np.ndarray, r: np.ndarray) -> np.ndarray:
 def far_field(X: np.ndarray, factor: Factor, gamma: float, per_row: float, budget: float, verbose: bool,
               kept: np.ndarray | None, start: tuple) -> tuple[np.ndarray, float]:
     r"""``start`` plus (:math:`\sum_j f_j f_j^\top / (r_j + \gamma)`, :math:`\sum_j r_j / (r_j + \gamma)`)
-    over the rows of X, in row blocks of ``per_row`` bytes within ``budget``; F into ``kept[0]`` if
+    over the rows of X, in row blocks of ``per_row`` bytes within ``budget``; F into ``kept`` if
     given."""
     weighted, left = start[0].copy(), start[1]
     for rows in progress(list(row_chunks(X.shape[0], per_row, budget)), verbose=verbose,
@@ -142,7 +146,7 @@ def far_field(X: np.ndarray, factor: Factor, gamma: float, per_row: float, budge
         weighted += (F / (residual + gamma)[:, None]).T @ F
         left += float(np.sum(residual / (residual + gamma)))
         if kept is not None:
-            kept[0, rows] = F
+            kept[rows] = F
     return weighted, left
 
 

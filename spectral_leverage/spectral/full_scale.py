@@ -95,7 +95,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads
+from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads, row_chunks
 from ..backends import backend_for
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
 from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
@@ -262,22 +262,23 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
 
     # far field: residual diagonal r and precision A = I + sum_j f_j f_j^T / (r_j + gamma), the
     # residual's ridge degrees of freedom sum_j r_j / (r_j + gamma) with it; in memory, the factor
-    # rows F and G of all rows are kept for the near field when they fit a quarter, else F alone
-    # if it does (each block then solves for its G: n = 16 000 in 8-D, about two thirds of the
-    # factor rows' time saved)
-    one_copy = 8.0 * n * root.shape[1]
-    keep = 0 if not (backend.in_memory and k) else 2 if 2 * one_copy <= quarter else int(one_copy <= quarter)
-    kept = np.empty((keep, n, root.shape[1])) if keep else None
+    # rows F of all rows are kept for the near field where they fit a quarter (n = 16 000 in 8-D:
+    # about two thirds of the factor rows' time saved), rotated into A's eigenbasis once
+    keep = backend.in_memory and k and 8.0 * n * root.shape[1] <= quarter
+    kept = np.empty((n, root.shape[1])) if keep else None
     factor = Factor(kernel, pivot_rows, root)
     precision, left = backend.sum_blocks(far_field, X, start=(np.eye(root.shape[1]), 0.0),
                                          args=(backend.share(factor), gamma, per_row, quarter, verbose, kept))
-    chol = scipy.linalg.cholesky(precision, lower=True)
+    values, vectors = scipy.linalg.eigh(precision)  # A = V diag(values) V^T, values >= 1
     # the factor's ridge degrees of freedom, rank - tr(A^-1), and the residual's taken as unlearned
-    captured = root.shape[1] - np.sum(scipy.linalg.solve_triangular(chol, np.eye(len(chol)), lower=True) ** 2)
+    captured = root.shape[1] - np.sum(1.0 / values)
     logger.info("full-scale leverage: %d pivots (rank %d), %d neighbours; ridge degrees of freedom "
                 "%.4g in the factor, %.4g in the residual", len(pivots), root.shape[1], k, captured, left)
+    if kept is not None:
+        for rows in row_chunks(n, 8.0 * root.shape[1], quarter):
+            kept[rows] = kept[rows] @ vectors
 
-    near_field = NearField(spec, factor, chol, gamma, kept)
+    near_field = NearField(spec, factor.rotated(vectors), 1.0 / np.sqrt(values), gamma, kept)
     if k and left > 0:
         # per thread, of its share of a quarter of the budget: half for the rows handed over (the
         # query's distances and ids and their copies, six of k + 1 a row, and its near block's points
