@@ -85,7 +85,10 @@ class NearField:
                     budget: float) -> tuple[np.ndarray, np.ndarray]:
         """(F, G) of the distinct rows ``ids`` at ``points``: kept, or made here (their kernel
         against the pivots in row blocks within ``budget``)."""
-        F = self.kept[ids] if self.kept is not None else self.factor.rows(points, budget)[0]
+        if self.kept is None:
+            F = self.factor.rows(points, budget)[0]
+        else:
+            F = self.kept[ids].astype(float, copy=False)  # float32 where n lambda allows it
         return F, F * self.scale
 
     def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, c: int) -> np.ndarray:
