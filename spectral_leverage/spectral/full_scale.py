@@ -77,7 +77,8 @@ subsample's rows gathered to the caller, the far field a sum over chunks, the sc
 them; the neighbours are exact (by cells of space with halo rows, each group in the cell of its
 pivot: :mod:`spectral_leverage.backends._cells`), so the scores equal the in-memory ones to
 rounding, or to about 1e-5 where the in-memory fit keeps every row's factor rows in float32
-(:data:`SINGLE_GAMMA`; the blocks on Dask make theirs in float64).
+(:data:`SINGLE_GAMMA`; the blocks on Dask make theirs in float64, and multiply them in float32
+alike).
 
 References
 ----------
@@ -125,13 +126,15 @@ ANCHOR_ROWS = 512
 #: 0.945; 18 %, 0.898; d' = 12: 25 %, 0.797; 41 %, 0.714; d' = 16: 36 %, 0.705; d' = 20: 42 %,
 #: 0.655): a warning there where the pivots leave it more than this share.
 HIGH_DIM_TAIL_SHARE = 0.1
-#: The near field keeps every row's factor rows in float32 where n lambda is at least this many times
-#: the kernel's prior variance: their rounding (float32's 6e-8 of the prior) reaches the scores
-#: divided by n lambda. Largest change of any score against float64, n = 3000 standard normal rows,
-#: 400 pivots, 32 neighbours, at n lambda = 1 / 0.1 / 0.01: 3-D Matérn 3/2 at ℓ = 0.3, 1.4e-7 /
-#: 7.8e-7 / 6.0e-6; 8-D Matérn 3/2 at ℓ = 1, 4.8e-8 / 3.1e-7 / 3.4e-6; 8-D RBF at ℓ = 2, 1.7e-6 /
-#: 1.0e-5 / 1.7e-5 (7e-4 at 1e-4). Half the bytes: in 8-D at the default budget the factor rows of
-#: up to about 40 000 rows fit at 1667 pivots, where float64 fit 20 000.
+#: The near field keeps every row's factor rows in float32, and multiplies its blocks' factor rows
+#: in float32, where n lambda is at least this many times the kernel's prior variance: their
+#: rounding (float32's 6e-8 of the prior) reaches the scores divided by n lambda. Largest change of
+#: any score against float64 from the kept rows, n = 3000 standard normal rows, 400 pivots, 32
+#: neighbours, at n lambda = 1 / 0.1 / 0.01: 3-D Matérn 3/2 at ℓ = 0.3, 1.4e-7 / 7.8e-7 / 6.0e-6;
+#: 8-D Matérn 3/2 at ℓ = 1, 4.8e-8 / 3.1e-7 / 3.4e-6; 8-D RBF at ℓ = 2, 1.7e-6 / 1.0e-5 / 1.7e-5
+#: (7e-4 at 1e-4); the products add at most 5.5e-6 at n lambda >= 0.1. Half the bytes: in 8-D at the
+#: default budget the factor rows of up to about 40 000 rows fit at 1667 pivots, where float64 fit
+#: 20 000; and the products take half the time (n = 30 000 in 8-D: 0.81x the fit's CPU time).
 SINGLE_GAMMA = 0.1
 
 
@@ -273,8 +276,8 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     # residual's ridge degrees of freedom sum_j r_j / (r_j + gamma) with it; in memory, the factor
     # rows F of all rows are kept for the near field where they fit a quarter (n = 16 000 in 8-D:
     # about two thirds of the factor rows' time saved), rotated into A's eigenbasis once
-    kept = _kept_rows(n, root.shape[1], gamma, float(np.max(kernel.diag(pivot_rows))), quarter) \
-        if backend.in_memory and k else None
+    single = gamma >= SINGLE_GAMMA * float(np.max(kernel.diag(pivot_rows)))
+    kept = _kept_rows(n, root.shape[1], single, quarter) if backend.in_memory and k else None
     factor = Factor(kernel, pivot_rows, root)
     precision, left = backend.sum_blocks(far_field, X, start=(np.eye(root.shape[1]), 0.0),
                                          args=(backend.share(factor), gamma, per_row, quarter, verbose, kept))
@@ -287,7 +290,7 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         for rows in row_chunks(n, 8.0 * root.shape[1], quarter):
             kept[rows] = kept[rows] @ vectors
 
-    near_field = NearField(spec, factor.rotated(vectors), 1.0 / np.sqrt(values), gamma, kept)
+    near_field = NearField(spec, factor.rotated(vectors), 1.0 / np.sqrt(values), gamma, kept, single)
     if k and left > 0:
         # per thread, of its share of a quarter of the budget: half for the rows handed over (the
         # query's distances and ids and their copies, six of k + 1 a row, and its near block's points
@@ -311,12 +314,10 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     return leverage, pivots
 
 
-def _kept_rows(n: int, rank: int, gamma: float, prior: float, budget: float) -> np.ndarray | None:
-    """An empty (n, rank) array for the factor rows of all rows where it fits ``budget``: in float32
-    where its rounding moves the scores by about 1e-5 at most (``gamma`` at least
-    :data:`SINGLE_GAMMA` times the kernel's ``prior`` variance), else in float64; None where neither
-    fits."""
-    dtype = np.float32 if gamma >= SINGLE_GAMMA * prior else np.float64
+def _kept_rows(n: int, rank: int, single: bool, budget: float) -> np.ndarray | None:
+    """An empty (n, rank) array for the factor rows of all rows where it fits ``budget``, in float32
+    if ``single`` (:data:`SINGLE_GAMMA`); None where it does not fit."""
+    dtype = np.float32 if single else np.float64
     return np.empty((n, rank), dtype=dtype) if np.dtype(dtype).itemsize * n * rank <= budget else None
 
 

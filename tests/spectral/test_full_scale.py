@@ -255,14 +255,15 @@ def test_memory_of_the_tail_path_stays_within_the_budget_plus_linear_terms():
 
 @pytest.mark.parametrize(("gamma", "quarter", "kept", "rtol"), [
     (1.5e-4, 3_000_000, np.float64, 1e-8),
-    (1.0, 1_500_000, np.float32, 1e-5),
+    (1.0, 1_500_000, np.float32, 2e-5),
     (1.5e-4, 1_500_000, None, 1e-8),
 ])
 def test_factor_rows_kept_or_remade_give_the_same_scores(gamma, quarter, kept, rtol):
     """n = 1500 rows and 200 pivots, drawn once: a quarter of 3 MB keeps every row's factor rows F in
     float64 (2.4 MB), rotated once into the far field's eigenbasis; of 1.5 MB in float32 (1.2 MB) where
-    n lambda allows (SINGLE_GAMMA: their rounding moves the scores by about 1e-5 at most), else not at
-    all, each block remaking them. The reference remakes them (a quarter of 1 MB)."""
+    n lambda allows (SINGLE_GAMMA), the blocks' products in float32 too (their rounding moves the
+    scores by about 1e-5 at most), else not at all, each block remaking them. The reference remakes
+    them (a quarter of 1 MB) and computes in float64 throughout."""
     Xb = np.random.default_rng(5).normal(size=(1500, 3))
     kernel = Matern(0.3, nu=1.5)
     drawn = subsample_pivots(Xb, kernel, gamma / 1500, max_pivots=200, max_samples=None, memory_budget=2**28,
@@ -270,9 +271,9 @@ def test_factor_rows_kept_or_remade_give_the_same_scores(gamma, quarter, kept, r
     seen = []
     init = NearField.__init__
 
-    def spy(self, spec, factor, scale, gamma, rows):
-        seen.append(None if rows is None else rows.dtype)
-        init(self, spec, factor, scale, gamma, rows)
+    def spy(self, spec, factor, scale, gamma, rows, single):
+        seen.append((None if rows is None else rows.dtype, single))
+        init(self, spec, factor, scale, gamma, rows, single)
 
     def leverage(budget):
         return full_scale_leverage(Xb, kernel, parse_kernel(kernel), gamma / 1500,
@@ -281,11 +282,12 @@ def test_factor_rows_kept_or_remade_give_the_same_scores(gamma, quarter, kept, r
                                    pivots=drawn)[0]
 
     with mock.patch.object(NearField, "__init__", spy):
-        reference = leverage(4 * 1_000_000)
+        with mock.patch("spectral_leverage.spectral.full_scale.SINGLE_GAMMA", np.inf):
+            reference = leverage(4 * 1_000_000)
         found = leverage(4 * quarter)
-    assert len(drawn.pivots) == 200 and seen == [None, kept]
-    # the budgets sum the far field's precision A in different blocks: at n lambda = 1.5e-4 its norm
-    # is about 1e7, so rounding leaves its inverse known to about 1e-9
+    assert len(drawn.pivots) == 200 and seen == [(None, False), (kept, kept == np.float32)]
+    # float64: the budgets sum the far field's precision A in different blocks; at n lambda = 1.5e-4
+    # its norm is about 1e7, so rounding leaves its inverse known to about 1e-9
     np.testing.assert_allclose(found, reference, rtol=rtol)
 
 
