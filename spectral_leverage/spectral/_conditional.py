@@ -78,8 +78,7 @@ class NearField:
         r""":math:`\sigma_i^2` of each row of X given the far field only (no neighbours), its residual
         learned down to :math:`\tau` = ``tail(density, r)``: with :math:`s = g_i^\top g_i`,
         :math:`\tau_i + s + s^2 / (r_{ii} + \gamma - s)`."""
-        F = self.factor.kernel(X, self.factor.pivot_rows) @ self.factor.root
-        r = self.factor.residual(X, F)
+        F, r = self.factor.rows(X)
         G = F * self.scale
         s = np.einsum("ij,ij->i", G, G)
         return np.maximum(tail(density, r) + s + s * s / (r + self.gamma - s), 1e-300)
