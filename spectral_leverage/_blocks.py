@@ -17,7 +17,9 @@ holds BLAS to its ``n_jobs`` threads (:func:`use_n_jobs`, :func:`blas_at_most`):
 default, so a fit beside other work does not wait on a BLAS thread the machine has no core for.
 For OpenBLAS the limit is process-wide, not per thread (seen with ``threadpool_info`` from
 another thread), so the calling thread sets it once around the blocks, as scikit-learn does around
-its OpenMP loops.
+its OpenMP loops. OpenMP's count (the k-d tree queries of pykdtree, faiss's) is per thread instead,
+so it is held inside each worker thread (:func:`openmp_at_most`), and to ``n_jobs`` in the
+calling one.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "KERNEL_BYTES_PER_ENTRY", "blas_at_most", "column_summary", "in_task",
-           "kernel_block", "kernel_product", "limit_threads", "max_threads", "on_all_cores", "progress",
-           "row_chunks", "use_n_jobs"]
+           "kernel_block", "kernel_product", "limit_threads", "max_threads", "on_all_cores", "openmp_at_most",
+           "progress", "rescan_openmp", "row_chunks", "use_n_jobs"]
 
 DEFAULT_MEMORY_BUDGET = 2**30  # bytes for temporaries: scikit-learn's default working_memory (1024 MiB)
 MAX_BLOCK_BYTES = 2**26  # one block's temporaries at most, whatever the budget
@@ -203,7 +205,7 @@ def limit_threads(n: int) -> Iterator[None]:
 
 def use_n_jobs(method):
     """Decorator: run an estimator's ``method`` with the threads its ``n_jobs`` asks for, BLAS's
-    included.
+    included, and the OpenMP loops of pykdtree's and faiss's queries (:func:`openmp_at_most`).
 
     ``n_jobs`` has joblib's meaning (``joblib.effective_n_jobs``: -1 is every core, None is 1
     unless inside a ``joblib.parallel_config`` context); None inside another fit keeps that fit's
@@ -216,7 +218,8 @@ def use_n_jobs(method):
     def run(self, *args, **kwargs):
         if self.n_jobs is None and _THREAD_LIMIT.get() is not None:
             return method(self, *args, **kwargs)
-        with limit_threads(effective_n_jobs(self.n_jobs)), blas_at_most(max_threads()):
+        with limit_threads(effective_n_jobs(self.n_jobs)), blas_at_most(max_threads()), \
+                openmp_at_most(max_threads()):
             return method(self, *args, **kwargs)
     return run
 
@@ -281,12 +284,40 @@ def _set_blas(n: int | None) -> None:
 
 
 def _serially(fill):
-    """``fill`` run under ``limit_threads(1)``: a pool's threads start without the caller's limit,
-    and calls nested inside a fan-out must not start threads of their own."""
+    """``fill`` run under ``limit_threads(1)`` and ``openmp_at_most(1)``: a pool's threads start
+    without the caller's limits, and calls nested inside a fan-out must not start threads of their
+    own."""
     def run(part) -> None:
-        with limit_threads(1):
+        with limit_threads(1), openmp_at_most(1):
             fill(part)
     return run
+
+
+@contextmanager
+def openmp_at_most(n: int) -> Iterator[None]:
+    """Context manager: every OpenMP runtime loaded (pykdtree's queries, faiss's) held to at most
+    ``n`` threads in the calling thread, restored after. libgomp keeps the count per thread (a
+    thread starts with the process default, all cores), so unlike BLAS's this limit is set inside
+    each worker thread, where the queries run, and does not reach the others.
+
+    Parameters
+    ----------
+    n : int
+        Most OpenMP threads, >= 1.
+
+    Yields
+    ------
+    None
+    """
+    libraries = _openmp_libraries()
+    before = [lib.get_num_threads() for lib in libraries]
+    for lib, count in zip(libraries, before, strict=True):
+        lib.set_num_threads(min(int(n), count))
+    try:
+        yield
+    finally:
+        for lib, count in zip(libraries, before, strict=True):
+            lib.set_num_threads(count)
 
 
 @cache
@@ -296,16 +327,30 @@ def _blas_libraries() -> tuple:
     return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
 
 
+@cache
+def _openmp_libraries() -> tuple:
+    """threadpoolctl's handles on the OpenMP runtimes loaded, found once (:func:`rescan_openmp`)."""
+    return tuple(ThreadpoolController().select(user_api="openmp").lib_controllers)
+
+
+def rescan_openmp() -> None:
+    """Find the OpenMP runtimes :func:`openmp_at_most` limits again: to be called after importing a
+    library that brings its own (faiss: :func:`~spectral_leverage.backends._neighbours.faiss_module`)."""
+    _openmp_libraries.cache_clear()
+
+
 def on_all_cores(fill, parts) -> None:
     """Call ``fill(part)`` for every item of ``parts`` (row slices, say), spread over
     :func:`max_threads` threads: worth it for NumPy and SciPy work, which releases the GIL. BLAS
-    is held to one thread meanwhile (see the module docstring)."""
+    is held to one thread meanwhile (see the module docstring), and OpenMP to one thread in each of
+    them (:func:`openmp_at_most`)."""
     parts = list(parts)
     n_threads = min(max_threads(), len(parts))
     with blas_at_most(1):
         if n_threads < 2:
-            for part in parts:
-                fill(part)
+            with openmp_at_most(1):
+                for part in parts:
+                    fill(part)
             return
         with ThreadPoolExecutor(n_threads) as pool:
             list(pool.map(_serially(fill), parts))

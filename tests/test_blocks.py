@@ -21,6 +21,7 @@ from spectral_leverage._blocks import (
     limit_threads,
     max_threads,
     on_all_cores,
+    openmp_at_most,
 )
 
 CORES = 4  # the machine the fan-out tests pretend to run on: threads need not have a core each
@@ -289,3 +290,29 @@ def test_column_summary_standard_deviation_of_extreme_magnitudes(scale):
     np.testing.assert_allclose(std, X.std(axis=0) * scale, rtol=1e-12)
     np.testing.assert_array_equal(low, (X * scale).min(axis=0))
     np.testing.assert_array_equal(high, (X * scale).max(axis=0))
+
+
+def _openmp_counts() -> list[int]:
+    return [lib.get_num_threads() for lib in _blocks._openmp_libraries()]
+
+
+def test_openmp_is_one_thread_inside_every_worker_and_restored_after():
+    # pykdtree's queries run OpenMP loops inside the workers: each must hold its own runtime to one
+    # thread (libgomp counts per thread), or n workers start n x cores threads
+    assert _blocks._openmp_libraries(), "pykdtree's OpenMP runtime is loaded with the package"
+    before = _openmp_counts()
+    seen = []
+    _on_cores(lambda: on_all_cores(lambda _: seen.append(_openmp_counts()), range(2 * CORES)))
+    with limit_threads(1):  # in the calling thread
+        on_all_cores(lambda _: seen.append(_openmp_counts()), range(3))
+    assert len(seen) == 2 * CORES + 3 and all(counts == [1] * len(before) for counts in seen)
+    assert _openmp_counts() == before
+
+
+def test_openmp_at_most_lowers_never_raises_and_restores():
+    before = _openmp_counts()
+    with openmp_at_most(1):
+        assert _openmp_counts() == [1] * len(before)
+        with openmp_at_most(10**6):
+            assert _openmp_counts() == [1] * len(before)
+    assert _openmp_counts() == before
