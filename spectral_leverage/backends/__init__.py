@@ -20,9 +20,11 @@ the inputs. Each backend is a module exposing the same functions:
     The sum over row blocks of the tuple of arrays ``func(*blocks, *args)`` returns; with a tuple
     ``start``, ``func(*blocks, *args, start)`` adds its blocks' terms to ``start`` (the first
     block's) or to zeros (the others'), so that in memory the sum runs in the order of one loop.
-``map_near(func, X, k, rescale, groups, *args, bytes_per_row, memory_budget, verbose, desc)``
+``map_near(func, X, k, rescale, groups, *args, bytes_per_row, memory_budget, approximate, rng, ...)``
     ``func(points, near, labels, *args)`` over blocks of rows with their k nearest other rows of X
-    (exact, in the coordinates ``rescale(X)``): ``near`` (b, k+1) row ids, each row first,
+    (in the coordinates ``rescale(X)``; exact, or in memory with ``approximate`` from faiss's
+    inverted lists, their centres drawn by ``rng``: :mod:`~spectral_leverage.backends._neighbours`;
+    on Dask always exact, by cells of space): ``near`` (b, k+1) row ids, each row first,
     ``points`` (b, k+1, d) their rows, ``labels`` (b,) their group ``groups(rows)``, the rows
     sorted by label and then by row, every group whole in one block (``groups.anchors[label]``,
     a point of each group, places it on Dask); a per-row result.

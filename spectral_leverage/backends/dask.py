@@ -203,7 +203,8 @@ def _pairwise(parts: list, combine) -> object:
 
 
 def map_near(func, X: da.Array, k: int, rescale, groups, *args, bytes_per_row: float,
-             memory_budget: float, verbose: bool = False, desc: str = "near blocks") -> da.Array:
+             memory_budget: float, approximate: bool = False, rng: np.random.Generator | None = None,
+             verbose: bool = False, desc: str = "near blocks") -> da.Array:
     """Exact neighbours of every row over all chunks by cells of space and halo rows
     (:mod:`~spectral_leverage.backends._cells`; a group's rows in the cell of its anchor), then
     ``func`` on the near blocks of each cell, in blocks of whole groups of ``bytes_per_row`` within
@@ -211,7 +212,8 @@ def map_near(func, X: da.Array, k: int, rescale, groups, *args, bytes_per_row: f
     per cell, one thread). Two passes over X: the evenly spaced rows the cells are split from, then
     each chunk split by cell, gathered per cell and persisted (ids, rows and each row's reach:
     ``8 (d + 2)`` bytes a row on the cluster) until the cells' near blocks are done; the result goes
-    back to X's row chunks. No progress bars inside the tasks (``verbose``)."""
+    back to X's row chunks. No progress bars inside the tasks (``verbose``). The neighbours are
+    exact whatever ``approximate`` (a cell's rows are few; ``rng`` unused)."""
     n, d = X.shape
     target = -(-n // rows_per_cell(k, d, memory_budget))
     cells = Cells.from_sample(rescale(X[sample_rows(n, target)].compute()), target)

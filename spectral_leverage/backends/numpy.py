@@ -7,13 +7,12 @@ bound their own temporaries by the memory budget and spread over the cores thems
 from __future__ import annotations
 
 import numpy as np
-from pykdtree.kdtree import KDTree
 from sklearn.utils.validation import validate_data
 
 from .._blocks import column_summary, max_threads, on_all_cores, progress
 from .._validation import check_target
 from ._inverse_cdf import locate, segment_totals, split_draws
-from ._neighbours import label_blocks, self_first
+from ._neighbours import NeighbourIndex, label_blocks, self_first
 
 name = "numpy"
 in_memory = True
@@ -50,14 +49,17 @@ def sum_blocks(func, *arrays: np.ndarray, args: tuple = (), start: tuple | None 
 
 
 def map_near(func, X: np.ndarray, k: int, rescale, groups, *args, bytes_per_row: float,
-             memory_budget: float, verbose: bool = False, desc: str = "near blocks") -> np.ndarray:
-    """One k-d tree over ``rescale(X)``; the rows ordered by their label ``groups(X)`` (stable, so
+             memory_budget: float, approximate: bool = False, rng: np.random.Generator | None = None,
+             verbose: bool = False, desc: str = "near blocks") -> np.ndarray:
+    """One index over ``rescale(X)`` (:class:`~._neighbours.NeighbourIndex`: a k-d tree, or with
+    ``approximate`` faiss's inverted lists, their centres drawn by ``rng``); the rows ordered by
+    their label ``groups(X)`` (stable, so
     by row within a label) and handed to ``func`` in blocks of whole labels, of about
     ``bytes_per_row`` each within half of ``memory_budget`` shared by the threads (``func``'s own
     temporaries take the other half, as on Dask), and at least four blocks a thread where the rows
     allow (whole labels), so that the threads finish together."""
     Z = rescale(X)
-    tree = KDTree(Z)
+    index = NeighbourIndex(Z, approximate, rng)
     labels = groups(X)
     budget = min(memory_budget / 2, X.shape[0] * bytes_per_row / 4) / max_threads()
     blocks = label_blocks(labels, np.arange(X.shape[0]), bytes_per_row, budget)
@@ -65,8 +67,7 @@ def map_near(func, X: np.ndarray, k: int, rescale, groups, *args, bytes_per_row:
     bar = progress(total=len(blocks), verbose=verbose, desc=desc, unit="block")
 
     def fill(rows: np.ndarray) -> None:
-        _, found = tree.query(Z[rows], k=k + 1)
-        found = found.astype(np.intp).reshape(len(rows), k + 1)
+        found = index.query(Z[rows], k + 1)
         near = np.column_stack([rows, found[self_first(found, rows, k)].reshape(len(rows), k)])
         out[rows] = func(X[near], near, labels[rows], *args)
         bar.update(1)

@@ -78,7 +78,9 @@ them; the neighbours are exact (by cells of space with halo rows, each group in 
 pivot: :mod:`spectral_leverage.backends._cells`), so the scores equal the in-memory ones to
 rounding, or to about 1e-5 where the in-memory fit keeps every row's factor rows in float32
 (:data:`SINGLE_GAMMA`; the blocks on Dask make theirs in float64, and multiply them in float32
-alike).
+alike), except where the in-memory fit takes approximate neighbours
+(``neighbor_search``; :mod:`spectral_leverage.backends._neighbours`): there a few per cent at the
+1st and 99th percentiles.
 
 References
 ----------
@@ -99,6 +101,7 @@ import scipy.linalg
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads, row_chunks
 from ..backends import backend_for
+from ..backends._neighbours import resolve_search
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
 from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
 from .plan import HIGH_DIM, ROWS_PER_PIVOT, near_neighbours
@@ -160,7 +163,7 @@ def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
 
 def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim: float, *,
                       plan: tuple[int, int], forced: bool, max_samples: int | None,
-                      memory_budget: float, rng: np.random.Generator,
+                      memory_budget: float, rng: np.random.Generator, neighbor_search: str = "auto",
                       verbose: bool = False) -> tuple[np.ndarray, str]:
     r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
     with ``plan``, (pivots, neighbours) from :func:`~.plan.full_scale_plan` for the effective
@@ -196,13 +199,14 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     leverage, _ = full_scale_leverage(
         X, kernel, spec, reg, density=density, dim=dim, max_pivots=max_pivots, n_neighbors=neighbours,
         max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=drawn,
-        verbose=verbose)
+        neighbor_search=neighbor_search, verbose=verbose)
     return backend_for(X).persist(n * leverage), "full-scale"
 
 
 def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
                         rng: np.random.Generator, pivots: Subsample | None = None,
+                        neighbor_search: str = "auto",
                         verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
@@ -237,6 +241,10 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
     pivots : :class:`~spectral_leverage.pivoted_cholesky.Subsample` or None, default=None
         Pivots drawn already (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`); None
         draws them.
+    neighbor_search : {"auto", "exact", "approximate"}, default="auto"
+        How the near field finds each row's neighbours in memory
+        (:func:`~spectral_leverage.backends._neighbours.resolve_search`: approximate ones from faiss's
+        inverted lists, their centres drawn by ``rng``, where the k-d tree is slow); on Dask exact.
     verbose : bool, default=False
         Progress bars (stderr) over the far field's and the near field's row blocks.
 
@@ -301,10 +309,12 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(share / 64.0),
                              share / (32.0 * root.shape[1])))
         groups = AnchorGroups(group_anchors(drawn, n), spec.rescale)
+        approximate = backend.in_memory and resolve_search(neighbor_search, n, dim)
         leverage = backend.map_near(near_leverage, X, k, spec.rescale, groups, backend.share(near_field),
                                     GROUP_ROWS, max(block_rows, k + 1), min(share / 2, MAX_BLOCK_BYTES),
                                     bytes_per_row=(k + 1) * 8.0 * (2 * X.shape[1] + 6), memory_budget=quarter,
-                                    verbose=verbose, desc="full-scale near field")
+                                    approximate=approximate, rng=rng, verbose=verbose,
+                                    desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
         tail = TailVariance(spec.unit, reg, dim, tuple(float(v) for v in backend.compute(
             density.min(), density.max()))) if left > 0 else unlearned
