@@ -1,8 +1,11 @@
 """Cost of the default scores over the hyper-parameter grid: what ``algorithm="auto"`` chooses at each
 (kernel, ℓ, λ = n^-a), its fit time and peak memory against the density path and the project's
-Recursive-RLS / BLESS on the same data (standard Gaussian inputs, d features).
+Recursive-RLS / BLESS on the same data (d features; ``--design``: "normal" standard Gaussian rows,
+"bimodal" ``make_bimodal``'s, or "manifold" a 4-D cube in d dimensions with noise 0.01,
+``make_embedded``'s, standardised).
 
-    python benchmarks/grid_cost.py --n 100000 --d 3 [--kernels rbf,matern1.5] [--against recursive-rls]
+    python benchmarks/grid_cost.py --n 100000 --d 3 [--design normal] [--kernels rbf,matern1.5]
+        [--against recursive-rls]
 
 Each fit runs in a fresh process (peak memory is the process's own); a method that has not finished
 within ``--timeout`` seconds is reported as such. Prints a table and writes JSON next to this file
@@ -25,9 +28,16 @@ WORKER = """
 import json, resource, sys, time
 import numpy as np
 from spectral_leverage import SpectralLeverage, make_sampler
+from spectral_leverage.datasets import make_bimodal, make_embedded
 from spectral_leverage.validation.grid import make_kernel
-n, d, family, ell, a, method, n_jobs = json.loads(sys.argv[1])
-X = np.random.default_rng(0).normal(size=(n, d))
+n, d, family, ell, a, method, n_jobs, design = json.loads(sys.argv[1])
+if design == "normal":
+    X = np.random.default_rng(0).normal(size=(n, d))
+elif design == "bimodal":
+    X = make_bimodal(n, d, random_state=0)
+else:
+    X = make_embedded(n, d, n_latent=4, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
 kernel, reg = make_kernel(family, ell), n ** -a
 if method in ("spectral", "density"):
     sampler = SpectralLeverage(kernel, reg, algorithm="auto" if method == "spectral" else "density",
@@ -58,6 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--d", type=int, default=3)
+    parser.add_argument("--design", choices=("normal", "bimodal", "manifold"), default="normal")
     parser.add_argument("--kernels", default="matern0.5,matern1.5,matern2.5,rbf")
     parser.add_argument("--length-scales", default="0.5,1,2")
     parser.add_argument("--reg-exponents", default="0.5,0.75,1")
@@ -76,8 +87,8 @@ def main() -> None:
                *[m for m in args.against.split(",") if m]]
     rows = []
     out = Path(args.out) if args.out else Path(__file__).with_name(
-        f"results_grid_cost_n{args.n}_d{args.d}.json")
-    print(f"n = {args.n}, d = {args.d}; {args.clock} seconds per fit (fresh process), "
+        f"results_grid_cost_n{args.n}_d{args.d}{'' if args.design == 'normal' else '_' + args.design}.json")
+    print(f"n = {args.n}, d = {args.d}, {args.design} rows; {args.clock} seconds per fit (fresh process), "
           "peak MiB of the default")
     print(f"{'kernel':>10} {'ℓ':>4} {'a':>5} {'auto →':>11} {'d_eff':>8} "
           + " ".join(f"{m:>14}" for m in methods) + "   ratios to spectral")
@@ -86,7 +97,8 @@ def main() -> None:
             for a in map(float, args.reg_exponents.split(",")):
                 row = {"kernel": family, "length_scale": ell, "reg_exponent": a}
                 for method in methods:
-                    row[method] = run([args.n, args.d, family, ell, a, method, args.n_jobs], args.timeout)
+                    row[method] = run([args.n, args.d, family, ell, a, method, args.n_jobs, args.design],
+                                      args.timeout)
                 rows.append(row)
                 own = row["spectral"]
                 cells = [f"{r[key]:14.2f}" if r["seconds"] is not None else f"{r['note']:>14}"
@@ -97,7 +109,8 @@ def main() -> None:
                       f"{own.get('d_eff', float('nan')):8.1f} " + " ".join(cells) + "   " + " ".join(ratios)
                       + f"   peak {own.get('peak_mib', float('nan')):.0f} MiB", flush=True)
                 # every finished row is on disk: a long run stopped by hand keeps what it measured
-                out.write_text(json.dumps({"n": args.n, "d": args.d, "n_jobs": args.n_jobs, "rows": rows,
+                out.write_text(json.dumps({"n": args.n, "d": args.d, "design": args.design,
+                                           "n_jobs": args.n_jobs, "rows": rows,
                                            "when": time.strftime("%Y-%m-%d %H:%M")}, indent=1))
     print(f"written {out}")
 

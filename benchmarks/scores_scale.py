@@ -24,7 +24,7 @@ from pykdtree.kdtree import KDTree
 from sklearn.gaussian_process.kernels import Matern
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.datasets import make_bimodal
+from spectral_leverage.datasets import make_bimodal, make_embedded
 from spectral_leverage.density import TreeDensity
 
 
@@ -43,8 +43,7 @@ def make_design(design: str, n: int, d: int) -> np.ndarray:
     rng = np.random.default_rng(0)
     if design == "uniform":
         return rng.uniform(size=(n, d))
-    basis, _ = np.linalg.qr(rng.normal(size=(d, 3)))
-    return rng.uniform(size=(n, 3)) @ basis.T + 0.01 * rng.normal(size=(n, d))
+    return make_embedded(n, d, random_state=rng)
 
 
 def main() -> None:

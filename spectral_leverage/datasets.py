@@ -6,6 +6,8 @@ r"""Built-in synthetic designs (no download): the test, demo, benchmark and vali
   :math:`a, b > 1` the density vanishes at the boundary, where leverage is largest.
 * :func:`make_sparse_mode`: :math:`0.97\,U[0,1]^3 + 0.03\,U[2,3]^3`, a small, sparse second mode,
   where leverage sampling matters for Nyström KRR.
+* :func:`make_embedded`: :math:`U[0,1]^k` carried into :math:`\mathbb{R}^d` by a random orthonormal
+  map, plus :math:`N(0, \sigma^2 I_d)` noise: intrinsic dimension k in d features.
 * :func:`make_regression_target`: :math:`f^*(x) = \sin(4x_1) + x_2^2 - x_3` and
   :math:`y = f^* + \sigma\varepsilon`.
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from ._validation import check_data, check_positive, check_random_state, check_samples
 
-__all__ = ["make_beta", "make_bimodal", "make_regression_target", "make_sparse_mode"]
+__all__ = ["make_beta", "make_bimodal", "make_embedded", "make_regression_target", "make_sparse_mode"]
 
 
 def make_bimodal(n_samples: int, n_features: int = 1, *, random_state=None) -> np.ndarray:
@@ -63,6 +65,28 @@ def make_sparse_mode(n_samples: int, *, random_state=None) -> np.ndarray:
     rng = check_random_state(random_state)
     far = rng.uniform(size=n) < 0.03
     return np.where(far[:, None], rng.uniform(2, 3, size=(n, 3)), rng.uniform(size=(n, 3)))
+
+
+def make_embedded(n_samples: int, n_features: int, *, n_latent: int = 3, noise: float = 0.01,
+                  random_state=None) -> np.ndarray:
+    """A k = ``n_latent`` dimensional cube in d = ``n_features`` dimensions: U[0, 1]^k times the
+    transpose of a random d × k orthonormal basis, plus N(0, ``noise``² I) in every feature.
+
+    Examples
+    --------
+    >>> X = make_embedded(500, 16, n_latent=4, random_state=0)
+    >>> X.shape, int(np.sum(np.linalg.svd(X - X.mean(axis=0), compute_uv=False) > 1.0))
+    ((500, 16), 4)
+    """
+    n = check_samples(n_samples, "n_samples")
+    d = check_samples(n_features, "n_features")
+    k = check_samples(n_latent, "n_latent")
+    if k > d:
+        raise ValueError(f"n_latent={k} exceeds n_features={d}; give n_latent <= n_features.")
+    noise = check_positive(noise, "noise")
+    rng = check_random_state(random_state)
+    basis, _ = np.linalg.qr(rng.normal(size=(d, k)))
+    return rng.uniform(size=(n, k)) @ basis.T + noise * rng.normal(size=(n, d))
 
 
 def make_regression_target(X, *, noise: float = 0.5, random_state=None) -> tuple[np.ndarray, np.ndarray]:
