@@ -24,6 +24,7 @@ from pykdtree.kdtree import KDTree
 
 from spectral_leverage._blocks import limit_threads, openmp_at_most
 from spectral_leverage.backends._neighbours import NeighbourIndex, faiss_module
+from spectral_leverage.metrics import neighbour_recall
 
 K = 33
 BLOCK = 4096
@@ -70,8 +71,7 @@ def measure(name: str, n: int, d: int, exact_rows: int) -> dict:
     row["approximate_build"] = time.process_time() - start
     row["approximate_query"], found = timed_queries(approximate, X, order)
     found[order] = found.copy()
-    shared = [len(np.intersect1d(a, b)) for a, b in zip(found[probe], truth, strict=True)]
-    row["recall"] = float(np.mean(shared)) / K
+    row["recall"] = neighbour_recall(found[probe], truth)
     return row
 
 

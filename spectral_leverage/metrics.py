@@ -1,4 +1,5 @@
-"""Accuracy of approximate leverage scores against exact ones (Chen & Yang 2021, §4.2).
+"""Accuracy of approximate leverage scores against exact ones (Chen & Yang 2021, §4.2), and of
+approximate neighbours against exact ones (:func:`neighbour_recall`).
 
 With :math:`q` the approximate and :math:`p` the exact sampling probabilities (each normalised to
 sum 1), the relative accuracy of point i is :math:`\\mathrm{R\\text{-}ACC}_i = q_i / p_i`: 1 is
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import spearmanr
 
-__all__ = ["relative_accuracy", "score_accuracy"]
+__all__ = ["neighbour_recall", "relative_accuracy", "score_accuracy"]
 
 
 def _check_pair(approx, exact) -> tuple[np.ndarray, np.ndarray]:
@@ -63,3 +64,35 @@ def score_accuracy(approx, exact) -> dict[str, float]:
         "spearman": float(spearmanr(approx, exact).statistic),
         "scale": float(approx.sum() / exact.sum()),
     }
+
+
+def neighbour_recall(found, exact) -> float:
+    """Recall of approximate neighbours: the share of each row's exact neighbours found, averaged
+    over the rows.
+
+    Parameters
+    ----------
+    found : array_like of int, shape (b, k')
+        Row ids an approximate search returned for b queries.
+    exact : array_like of int, shape (b, k)
+        The exact k nearest row ids of the same queries (order within a row does not matter).
+
+    Returns
+    -------
+    recall : float in [0, 1]
+
+    Examples
+    --------
+    >>> neighbour_recall([[0, 1, 2], [3, 4, 9]], [[2, 1, 0], [3, 4, 5]])
+    0.8333333333333334
+    """
+    found, exact = np.asarray(found), np.asarray(exact)
+    for name, ids in (("found", found), ("exact", exact)):
+        if ids.ndim != 2 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"{name} must be a non-empty 2-D array of integer row ids, got shape "
+                             f"{ids.shape} and dtype {ids.dtype}.")
+    if found.shape[0] != exact.shape[0]:
+        raise ValueError(f"found and exact must have one row per query each; got {found.shape[0]} "
+                         f"and {exact.shape[0]} rows.")
+    hits = (exact[:, :, None] == found[:, None, :]).any(axis=2)
+    return float(hits.mean())

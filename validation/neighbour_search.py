@@ -29,7 +29,7 @@ from middle_table import data
 from spectral_leverage import SpectralLeverage
 from spectral_leverage.backends import _neighbours
 from spectral_leverage.backends._neighbours import NeighbourIndex
-from spectral_leverage.metrics import score_accuracy
+from spectral_leverage.metrics import neighbour_recall, score_accuracy
 from spectral_leverage.validation.grid import cached_exact_scores, make_kernel
 
 FAMILIES = ("matern0.5", "matern1.5", "matern2.5", "rbf")
@@ -42,7 +42,7 @@ def recall(Z: np.ndarray, rows: int = 2000) -> float:
     probe = np.random.default_rng(2).choice(len(Z), min(rows, len(Z)), replace=False)
     exact = NeighbourIndex(Z, approximate=False).query(Z[probe], NEIGHBOURS)
     found = NeighbourIndex(Z, approximate=True, rng=np.random.default_rng(0)).query(Z[probe], NEIGHBOURS)
-    return float(np.mean([len(np.intersect1d(a, b)) for a, b in zip(exact, found, strict=True)])) / NEIGHBOURS
+    return neighbour_recall(found, exact)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from spectral_leverage._blocks import limit_threads, on_all_cores, row_chunks
 from spectral_leverage.backends import _neighbours
 from spectral_leverage.backends._neighbours import NeighbourIndex, resolve_search, whole_groups
+from spectral_leverage.metrics import neighbour_recall
 
 
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=30), st.integers(1, 12))
@@ -37,10 +38,6 @@ def test_exact_index_is_the_k_d_tree():
     np.testing.assert_array_equal(found, np.argsort(distances, axis=1, kind="stable")[:, :7])
 
 
-def _recall(found, exact):
-    return np.mean([len(np.intersect1d(a, b)) for a, b in zip(found, exact, strict=True)]) / exact.shape[1]
-
-
 @pytest.mark.parametrize(("probes", "low", "high"), [(48, 0.999, 1.0), (8, 0.8, 0.95)])
 def test_approximate_neighbours_recall_most_of_the_exact_ones(monkeypatch, probes, low, high):
     # 8-D standard normal rows, 33 neighbours, as in the near field past approximate_from(8). With
@@ -51,7 +48,7 @@ def test_approximate_neighbours_recall_most_of_the_exact_ones(monkeypatch, probe
     Z = np.random.default_rng(0).standard_normal((20_000, 8))
     index = NeighbourIndex(Z, approximate=True, rng=np.random.default_rng(1))
     found, exact = index.query(Z[:2000], 33), _exact(Z, Z[:2000], 33)
-    assert low <= _recall(found, exact) <= high
+    assert low <= neighbour_recall(found, exact) <= high
     distance = np.linalg.norm(Z[found] - Z[:2000, None], axis=2)
     assert np.all(np.diff(distance, axis=1) >= -1e-6)  # nearest first (float32 distances)
     # each row finds itself first, unless the graph over the centres missed the row's own list
@@ -64,7 +61,7 @@ def test_an_offset_common_to_all_rows_costs_no_recall_and_a_spread_past_float32_
     Z = np.random.default_rng(0).standard_normal((20_000, 8))
     exact = _exact(Z, Z[:2000], 33)
     shifted = NeighbourIndex(Z + 1e6, approximate=True, rng=np.random.default_rng(1))
-    assert _recall(shifted.query(Z[:2000] + 1e6, 33), exact) > 0.999  # 0.95 without centring
+    assert neighbour_recall(shifted.query(Z[:2000] + 1e6, 33), exact) > 0.999  # 0.95 without centring
     wide = Z * 1e40
     with pytest.warns(RuntimeWarning, match="exact neighbours instead"):
         index = NeighbourIndex(wide, approximate=True, rng=np.random.default_rng(1))
