@@ -164,8 +164,9 @@ def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
 def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim: float, *,
                       plan: tuple[int, int], forced: bool, max_samples: int | None,
                       memory_budget: float, rng: np.random.Generator, neighbor_search: str = "auto",
-                      verbose: bool = False) -> tuple[np.ndarray, str]:
-    r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density"): :func:`full_scale_leverage`
+                      verbose: bool = False) -> tuple[np.ndarray, str, str | None]:
+    r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density", the neighbour search the near
+    field took: "exact", "approximate" or None where it took none): :func:`full_scale_leverage`
     with ``plan``, (pivots, neighbours) from :func:`~.plan.full_scale_plan` for the effective
     dimension of the density formula's ``density_scores`` (the caller's, made once), or those scores
     themselves where the factor says they are the better estimate.
@@ -195,19 +196,19 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
         if n <= ROWS_PER_PIVOT * len(drawn.pivots):
             neighbours = near_neighbours(n, len(drawn.pivots))
         elif drawn.left > drawn.captured and not forced:
-            return density_scores, "density"
-    leverage, _ = full_scale_leverage(
+            return density_scores, "density", None
+    leverage, _, search = full_scale_leverage(
         X, kernel, spec, reg, density=density, dim=dim, max_pivots=max_pivots, n_neighbors=neighbours,
         max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=drawn,
         neighbor_search=neighbor_search, verbose=verbose)
-    return backend_for(X).persist(n * leverage), "full-scale"
+    return backend_for(X).persist(n * leverage), "full-scale", search
 
 
 def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
                         rng: np.random.Generator, pivots: Subsample | None = None,
                         neighbor_search: str = "auto",
-                        verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                        verbose: bool = False) -> tuple[np.ndarray, np.ndarray, str | None]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
     The same lines run on a NumPy or a Dask array (:mod:`spectral_leverage.backends`): the pivots
@@ -254,6 +255,9 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         :math:`l_i \in (0, 1)` (lazy on Dask).
     pivots : ndarray of int
         The pivot rows.
+    search : {"exact", "approximate"} or None
+        How the near field found each row's neighbours; None where it conditioned on none (the
+        tail integral, or no residual left).
 
     Raises
     ------
@@ -310,18 +314,20 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
                              share / (32.0 * root.shape[1])))
         groups = AnchorGroups(group_anchors(drawn, n), spec.rescale)
         approximate = backend.in_memory and resolve_search(neighbor_search, n, dim)
+        search = "approximate" if approximate else "exact"
         leverage = backend.map_near(near_leverage, X, k, spec.rescale, groups, backend.share(near_field),
                                     GROUP_ROWS, max(block_rows, k + 1), min(share / 2, MAX_BLOCK_BYTES),
                                     bytes_per_row=(k + 1) * 8.0 * (2 * X.shape[1] + 6), memory_budget=quarter,
                                     approximate=approximate, rng=rng, verbose=verbose,
                                     desc="full-scale near field")
     else:  # with no residual (every row resolved by the pivots) there is no tail to learn
+        search = None
         tail = TailVariance(spec.unit, reg, dim, tuple(float(v) for v in backend.compute(
             density.min(), density.max()))) if left > 0 else unlearned
         leverage = backend.map_rows(tail_leverage, X, density[:, None], backend.share((near_field, tail)),
                                     per_row, quarter, verbose)
         _warn_if_tail_in_high_dimension(captured, left, dim)
-    return leverage, pivots
+    return leverage, pivots, search
 
 
 def _kept_rows(n: int, rank: int, single: bool, budget: float) -> np.ndarray | None:

@@ -159,6 +159,10 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         The dimension :math:`d'` used.
     algorithm_ : {"density", "full-scale"}
         The scores' algorithm (what "auto" chose).
+    neighbor_search_ : {"exact", "approximate"} or None
+        How the full-scale leverage found each row's nearest rows (what ``neighbor_search="auto"``
+        chose: the scores depend on it, and on whether faiss is installed); None where no row was
+        conditioned on its neighbours (the density scores, or the tail integral).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string column names.
@@ -273,7 +277,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         _stage(bar, "column statistics")
         if not self._set_active(high - low):
             logger.info("all features are constant: every point is the same")
-            self.intrinsic_dim_, self.algorithm_ = 0.0, "density"
+            self.intrinsic_dim_, self.algorithm_, self.neighbor_search_ = 0.0, "density", None
             self.density_ = backend.full(X, np.inf)
             self._set_scores(backend.full(X, spec.amplitude / (spec.amplitude + reg)))
             bar.update(bar.total - bar.n)
@@ -295,9 +299,10 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
         plan = self._plan(backend, n, scores)
         self.algorithm_ = "density" if plan is None else "full-scale"
+        self.neighbor_search_ = None
         _stage(bar, "integral")
         if plan is not None:
-            scores, self.algorithm_ = full_scale_scores(
+            scores, self.algorithm_, self.neighbor_search_ = full_scale_scores(
                 X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_, plan=plan,
                 forced=self.algorithm == "full-scale", max_samples=self._max_samples,
                 memory_budget=self.memory_budget, rng=check_random_state(self.random_state),

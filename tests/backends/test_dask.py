@@ -188,6 +188,7 @@ def test_default_scores_equal_on_every_path(client, case, caplog):
     dist, dist_path = _default_fit(Xd, kernel, reg, caplog)
     assert local_path == dist_path == path
     assert dist.algorithm_ == local.algorithm_
+    assert dist.neighbor_search_ == local.neighbor_search_ == ("exact" if path == "neighbours" else None)
     assert isinstance(dist.scores_, da.Array) and dist.scores_.numblocks == (5,)
     np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
     np.testing.assert_array_equal(dist.sample(500, random_state=1), local.sample(500, random_state=1))

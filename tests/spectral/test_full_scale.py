@@ -43,7 +43,7 @@ def full_scale(X, kernel, reg, *, max_pivots=512, n_neighbors=32, memory_budget=
     density = unit_density(X, kernel) if density is None else density
     return full_scale_leverage(X, kernel, parse_kernel(kernel), reg, density=density, dim=X.shape[1],
                                max_pivots=max_pivots, n_neighbors=n_neighbors, max_samples=None,
-                               memory_budget=memory_budget, rng=np.random.default_rng(seed))
+                               memory_budget=memory_budget, rng=np.random.default_rng(seed))[:2]
 
 
 # both ends of the grid where the density formula fails, and one setting between
@@ -109,7 +109,7 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
         return full_scale_scores(X, kernel, parse_kernel(kernel), reg, density.scores_,
                                  unit_density(X, kernel), X.shape[1], plan=(max_pivots, 0), forced=forced,
                                  max_samples=None, memory_budget=2**28,
-                                 rng=np.random.default_rng(0)), density.scores_ / 1.0
+                                 rng=np.random.default_rng(0))[:2], density.scores_ / 1.0
 
     rng = np.random.default_rng(7)
     rough, reg = Matern(0.3, nu=0.5), 1e-2
@@ -450,6 +450,20 @@ def test_factor_rows_made_for_any_number_of_parts_at_once_give_the_same_scores(X
     with mock.patch("spectral_leverage.spectral.full_scale.MAX_BLOCK_BYTES", 1):
         one, _ = full_scale(X, kernel, reg, max_pivots=100, memory_budget=2**23)
     np.testing.assert_allclose(one, many, rtol=1e-10)
+
+
+@pytest.mark.parametrize(("kernel", "reg_power", "algorithm", "search", "path", "took"), [
+    (RBF(1.0), 0.5, "density", "auto", "density", None),
+    (RBF(1.0), 0.5, "auto", "auto", "full-scale", None),  # low rank: the tail integral
+    (Matern(0.5, nu=1.5), 0.75, "auto", "auto", "full-scale", "exact"),  # few rows: the tree
+    (Matern(0.5, nu=1.5), 0.75, "auto", "approximate", "full-scale", "approximate"),
+])
+def test_the_fit_records_the_neighbour_search_it_took(X, kernel, reg_power, algorithm, search, path, took):
+    if took == "approximate":
+        pytest.importorskip("faiss")
+    fit = SpectralLeverage(kernel, N**-reg_power, algorithm=algorithm, neighbor_search=search,
+                           random_state=0).fit(X)
+    assert (fit.algorithm_, fit.neighbor_search_) == (path, took)
 
 
 def test_approximate_neighbours_move_the_scores_little_and_hold_against_exact_leverage(monkeypatch):
