@@ -4,18 +4,20 @@ blocks within the memory budget; SpectralLeverage's algorithm switch."""
 
 from __future__ import annotations
 
+import logging
 import tracemalloc
 import warnings
 from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
 from spectral_leverage import SpectralLeverage, exact_leverage
 from spectral_leverage.backends import _neighbours
+from spectral_leverage.datasets import make_embedded
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.pivoted_cholesky import subsample_pivots
@@ -125,6 +127,41 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
     assert path == "full-scale"
     (_, path), _ = scores(dense, RBF(2.0), reg, 100)  # the factor holds nearly all of them
     assert path == "full-scale"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(30, 150), st.integers(1, 5), st.floats(0.2, 3.0), st.floats(1e-4, 1e-1),
+       st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_the_pivots_bound_the_exact_effective_dimension(n, d, ell, reg, pivots, seed):
+    """The bounds the rule reads (full_scale._within_bounds): on all rows (no subsample) the factor's
+    ridge degrees of freedom are at most the exact effective dimension, and that is at most the
+    factor's plus the residual's diagonal count."""
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    kernel = Matern(ell, nu=1.5)
+    drawn = subsample_pivots(X, kernel, reg, max_pivots=pivots, max_samples=None, memory_budget=2**26,
+                             rng=np.random.default_rng(seed))
+    exact = exact_leverage(X, kernel, reg).sum()
+    assert drawn.captured <= exact * (1 + 1e-9) + 1e-9
+    assert exact <= (drawn.captured + drawn.left) * (1 + 1e-9) + 1e-9
+
+
+def test_density_scores_outside_the_pivots_bounds_give_way_to_the_neighbours(caplog):
+    """Issue 35, point 3: 10^5 rows of a noisy 4-D cube in 32-D (RBF at ℓ = 6, λ = 1/n) kept the
+    density scores, effective dimension 9.6, where the pivots bound the exact one to [235, 478]: with
+    sparse pivots and the residual holding more degrees of freedom than the factor, the rule kept
+    them unchecked. Here the same at 2000 rows with 100 pivots forced (sparse): the density scores
+    read 0.08x the exact effective dimension, the tail integral 0.62x; the neighbours are in the band."""
+    n = 2000
+    X = make_embedded(n, 32, n_latent=4, noise=0.02, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    kernel, reg = RBF(6.0), 1.0 / n
+    with mock.patch("spectral_leverage.spectral.leverage.full_scale_plan", return_value=(100, 0)), \
+            caplog.at_level(logging.INFO, logger="spectral_leverage.spectral.full_scale"):
+        fit = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    assert "outside the pivots' bounds" in caplog.text
+    assert (fit.algorithm_, fit.neighbor_search_) == ("full-scale", "exact")
+    accuracy = score_accuracy(fit.scores_, n * exact_leverage(X, kernel, reg))
+    assert accuracy["p05"] >= 0.85 and accuracy["p95"] <= 1.15 and 0.9 <= accuracy["scale"] <= 1.15, accuracy
 
 
 def test_a_constant_known_density_is_taken():
