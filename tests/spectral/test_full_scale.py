@@ -164,6 +164,21 @@ def test_density_scores_outside_the_pivots_bounds_give_way_to_the_neighbours(cap
     assert accuracy["p05"] >= 0.85 and accuracy["p95"] <= 1.15 and 0.9 <= accuracy["scale"] <= 1.15, accuracy
 
 
+def test_from_twelve_dimensions_sparse_pivots_take_the_neighbours():
+    """16-D standard normal rows, Matérn 3/2 at ℓ = 4, λ = n^-3/4, 150 pivots forced (sparse): the
+    density scores were kept (inside the pivots' bounds) at 0.56x the exact effective dimension;
+    from NEIGHBOURS_DIM dimensions the rows are conditioned on their neighbours, in the band."""
+    n = 3000
+    X = np.random.default_rng(0).normal(size=(n, 16))
+    kernel, reg = Matern(4.0, nu=1.5), n**-0.75
+    with mock.patch("spectral_leverage.spectral.leverage.full_scale_plan", return_value=(150, 0)):
+        fit = SpectralLeverage(kernel, reg, random_state=0).fit(X)
+    # in 16-D "auto" takes faiss's lists at any n where faiss is installed
+    assert fit.algorithm_ == "full-scale" and fit.neighbor_search_ in ("exact", "approximate")
+    accuracy = score_accuracy(fit.scores_, n * exact_leverage(X, kernel, reg))
+    assert accuracy["p05"] >= 0.85 and accuracy["p95"] <= 1.15 and 0.9 <= accuracy["scale"] <= 1.1, accuracy
+
+
 def test_a_constant_known_density_is_taken():
     """A known constant density (one value for every row) makes the tail integral's table too."""
     X1 = np.random.default_rng(3).uniform(size=(300, 2))
