@@ -104,7 +104,7 @@ from ..backends import backend_for
 from ..backends._neighbours import resolve_search
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
 from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
-from .plan import HIGH_DIM, NEIGHBOURS, ROWS_PER_PIVOT, near_neighbours
+from .plan import neighbours_given_pivots, tail_share, tail_too_large
 from .tail import TailVariance
 
 __all__ = ["full_scale_leverage", "full_scale_scores", "group_anchors"]
@@ -123,12 +123,6 @@ BLOCK_NEAR_BLOCKS = 8
 #: 165 000 rows; 64 pivots over 10^7 rows would make groups of 156 000 rows) the groups gather
 #: around evenly spaced rows of the pivots' subsample instead (:func:`group_anchors`).
 ANCHOR_ROWS = 512
-#: In :data:`~.plan.HIGH_DIM` or more dimensions the tail integral's kernel density estimate learns
-#: too much of the residual (standard normal rows, n = 4000, RBF at ℓ = √d, λ = 1e-3 and 1/n; share
-#: of the ridge degrees of freedom the pivots leave, exact effective dimension's ratio: d' = 8: 9.5 %,
-#: 0.945; 18 %, 0.898; d' = 12: 25 %, 0.797; 41 %, 0.714; d' = 16: 36 %, 0.705; d' = 20: 42 %,
-#: 0.655): a warning there where the pivots leave it more than this share.
-HIGH_DIM_TAIL_SHARE = 0.1
 #: The near field keeps every row's factor rows in float32, and multiplies its blocks' factor rows
 #: in float32, where n lambda is at least this many times the kernel's prior variance: their
 #: rounding (float32's 6e-8 of the prior) reaches the scores divided by n lambda. Largest change of
@@ -139,20 +133,6 @@ HIGH_DIM_TAIL_SHARE = 0.1
 #: default budget the factor rows of up to about 40 000 rows fit at 1667 pivots, where float64 fit
 #: 20 000; and the products take half the time (n = 30 000 in 8-D: 0.81x the fit's CPU time).
 SINGLE_GAMMA = 0.1
-#: The pivots' bounds on the exact effective dimension are counted on their subsample (16 384 rows
-#: by default) and scaled to n: an estimate within this factor is taken as inside them
-#: (:func:`_within_bounds`).
-BOUNDS_SLACK = 0.9
-#: From this many (intrinsic) dimensions, sparse pivots that leave the tail integral most of the
-#: answer, or more than :data:`HIGH_DIM_TAIL_SHARE` of it, take the neighbours instead of the
-#: tail integral or the density scores: 20 000 standard normal rows against exact scores, λ = n^-3/4,
-#: 32 neighbours against the estimate kept before: d = 12, RBF at ℓ = 3, 0.96/1.04 (1.04x the
-#: effective dimension) against the tail integral's 0.89/1.11 (0.88x); d = 16, RBF at ℓ = 4,
-#: 0.97/1.04 (1.04x) against 0.88/1.23 (0.76x), Matérn 3/2 at ℓ = 4, 0.96/1.05 (1.08x) against the
-#: density scores' 0.77/1.23 (0.58x). Not in 8: there the density scores held at λ = n^-1/2
-#: (Matérn ½ and 3/2 at ℓ = 1: 0.97/1.03 (0.99x), 0.95/1.03 (1.00x)) at a third of the
-#: neighbours' cost.
-NEIGHBOURS_DIM = 12
 
 
 def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
@@ -176,7 +156,8 @@ def group_anchors(drawn: Subsample, n: int) -> np.ndarray:
 
 
 def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim: float, *,
-                      plan: tuple[int, int], forced: bool, max_samples: int | None,
+                      effective_dimension: float, plan: tuple[int, int], forced: bool,
+                      max_samples: int | None,
                       memory_budget: float, rng: np.random.Generator, neighbor_search: str = "auto",
                       verbose: bool = False) -> tuple[np.ndarray, str, str | None]:
     r"""(Rescaled scores :math:`n\,l_i`, "full-scale" or "density", the neighbour search the near
@@ -186,49 +167,20 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     themselves where the factor says they are the better estimate.
 
     With the tail integral planned, the pivots' own count of ridge degrees of freedom
-    (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`) decides: where the residual,
-    taken as unlearned, holds more of them than the factor, the tail integral would be most of the
-    answer, not a correction. There the rows are conditioned on their neighbours
-    (:func:`~.plan.near_neighbours`) if the pivots are dense (:math:`n/m \le k/2`,
-    k = :data:`~.plan.NEIGHBOURS`; the density the tail integral leans on may be wrong where the
-    neighbours need none: d = 20, standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density
-    formula's d_eff 64 for an exact 303), and the density scores are kept if not (unless
-    ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks
-    the closer of the two at every setting measured (docs/validation.md, "Which estimate where").
-    They are kept only where their effective dimension lies within the bounds the pivots set on the
-    exact one (:func:`_within_bounds`); outside them they are wrong however the residual is learned,
-    and the rows are conditioned on their :data:`~.plan.NEIGHBOURS` nearest instead: a residual the
-    pivots cannot hold at all is short-ranged (noise off a low-dimensional manifold, say), which the
-    tail integral's density would take as learned (2000 rows of a 4-D cube in 32-D with noise
-    0.02, standardised, RBF at ℓ = 6, λ = 1/n, 100 pivots, against exact scores: the density scores
-    0.72/1.31 (0.08x the effective dimension), the tail integral 0.84/1.27 (0.62x), the neighbours
-    0.91/1.10 (1.09x)).
-    From :data:`NEIGHBOURS_DIM` (intrinsic) dimensions sparse pivots take them too, in place of the
-    tail integral and the density scores alike. Dense pivots take the neighbours too where the tail
-    integral would learn too much, in
-    :data:`~.plan.HIGH_DIM` or more dimensions with more than :data:`HIGH_DIM_TAIL_SHARE` of the degrees of
-    freedom left to it (standard normal rows, RBF at ℓ = √d, λ = 1e-3, d = 20: n = 2000, 0.72x the
-    exact d_eff with the tail, 1.03x with the neighbours; n = 8000 in 8-D, RBF at ℓ = 2, λ = 1/n:
-    0.85/1.13 (0.89x) with the tail, 0.98/1.04 (1.01x) with the neighbours).
+    (:func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`) decides between the tail
+    integral, the neighbours and the density scores (:func:`~.plan.neighbours_given_pivots`, with
+    ``effective_dimension``, the density scores' own, the caller's: made once).
     Other parameters as :func:`full_scale_leverage`; on Dask the scores are persisted.
     """
     n = X.shape[0]
     max_pivots, neighbours = plan
     drawn = subsample_pivots(X, kernel, reg, max_pivots=max_pivots, max_samples=max_samples,
                              memory_budget=memory_budget, rng=rng, take=backend_for(X).take)
-    if not neighbours and (drawn.left > drawn.captured or _tail_too_large(drawn.captured, drawn.left, dim)):
-        if n <= ROWS_PER_PIVOT * len(drawn.pivots):
-            neighbours = near_neighbours(n, len(drawn.pivots))
-        elif dim >= NEIGHBOURS_DIM:
-            neighbours = NEIGHBOURS
-        elif drawn.left > drawn.captured and not forced:
-            (total,) = backend_for(X).compute(density_scores.sum())
-            if _within_bounds(float(total) / n, drawn.captured, drawn.left):
-                return density_scores, "density", None
-            logger.info("full-scale leverage: the density formula's effective dimension %.4g lies "
-                        "outside the pivots' bounds [%.4g, %.4g]: the rows are conditioned on their "
-                        "neighbours", total / n, drawn.captured, drawn.captured + drawn.left)
-            neighbours = NEIGHBOURS
+    if not neighbours:
+        neighbours = neighbours_given_pivots(n, len(drawn.pivots), drawn.captured, drawn.left, dim,
+                                             effective_dimension, forced)
+        if neighbours is None:
+            return density_scores, "density", None
     leverage, _, search = full_scale_leverage(
         X, kernel, spec, reg, density=density, dim=dim, max_pivots=max_pivots, n_neighbors=neighbours,
         max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=drawn,
@@ -369,38 +321,14 @@ def _kept_rows(n: int, rank: int, single: bool, budget: float) -> np.ndarray | N
     return np.empty((n, rank), dtype=dtype) if np.dtype(dtype).itemsize * n * rank <= budget else None
 
 
-def _within_bounds(effective_dimension: float, captured: float, left: float) -> bool:
-    r"""Whether an effective dimension lies within the bounds the pivots set on the exact one, with
-    :data:`BOUNDS_SLACK` for their subsample: :math:`K = FF^\top + R` with both terms positive
-    semi-definite, and :math:`t \mapsto t/(t + \gamma)` operator concave, so the exact effective
-    dimension is at least the factor's, ``captured``, and at most that plus the residual's,
-    which is at most ``left``, its diagonal's :math:`\sum_j r_{jj}/(r_{jj} + \gamma)` (the
-    eigenvalues majorise the diagonal; Rotfel'd's trace inequality for the sum). Measured outside
-    them: 10⁵ rows of a 4-D cube in 32-D with noise 0.01 (standardised), RBF at ℓ = 6, λ = 1/n,
-    the density formula's 9.6 against bounds [235, 478] (414 pivots)."""
-    return BOUNDS_SLACK * captured <= effective_dimension <= (captured + left) / BOUNDS_SLACK
-
-
-def _tail_share(captured: float, left: float) -> float:
-    """The share of the ridge degrees of freedom the pivots leave to the tail integral (the
-    factor's ``captured``, the residual's ``left``; 0 where nothing is left)."""
-    return left / (captured + left) if left > 0 else 0.0
-
-
-def _tail_too_large(captured: float, left: float, dim: float) -> bool:
-    """Whether the tail integral would learn too much: more than :data:`HIGH_DIM_TAIL_SHARE` of
-    the ridge degrees of freedom left to it in :data:`~.plan.HIGH_DIM` or more dimensions."""
-    return dim >= HIGH_DIM and _tail_share(captured, left) > HIGH_DIM_TAIL_SHARE
-
-
 def _warn_if_tail_in_high_dimension(captured: float, left: float, dim: float) -> None:
-    """Warn where the pivots leave more than :data:`HIGH_DIM_TAIL_SHARE` of the ridge degrees of
+    """Warn where the pivots leave more than :data:`~.plan.HIGH_DIM_TAIL_SHARE` of the ridge degrees of
     freedom (the residual's, counted as unlearned) to the tail integral in :data:`~.plan.HIGH_DIM` or more
     dimensions: there its kernel density estimate learns too much of the residual, and the scores
     fall short of exact ones by about 0.8 times that share."""
-    if _tail_too_large(captured, left, dim):
+    if tail_too_large(captured, left, dim):
         warnings.warn(
-            f"the pivots leave {_tail_share(captured, left):.0%} of the ridge degrees of freedom to the "
+            f"the pivots leave {tail_share(captured, left):.0%} of the ridge degrees of freedom to the "
             f"tail integral, which reads a kernel density estimate in d' = {dim:.3g} dimensions; there "
             "the scores have "
             "measured short of exact ones by about 0.8 times that share (standard normal rows, n = 4000, "

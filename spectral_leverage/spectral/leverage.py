@@ -297,32 +297,36 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         p_low, p_high = (float(v) for v in backend.compute(p_score.min(), p_score.max()))
         h = score_function(p_low, p_high, n, spec.unit, reg, self.intrinsic_dim_, self.integral)
         scores = backend.map_rows(capped_scores, p_score, backend.share(h), self._score_cap(n))
-        plan = self._plan(backend, n, scores)
+        plan, effective_dimension = self._plan(backend, n, scores)
         self.algorithm_ = "density" if plan is None else "full-scale"
         self.neighbor_search_ = None
         _stage(bar, "integral")
         if plan is not None:
             scores, self.algorithm_, self.neighbor_search_ = full_scale_scores(
-                X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_, plan=plan,
-                forced=self.algorithm == "full-scale", max_samples=self._max_samples,
-                memory_budget=self.memory_budget, rng=check_random_state(self.random_state),
-                neighbor_search=self.neighbor_search, verbose=self.verbose)
+                X, resolve_kernel(self.kernel), spec, reg, scores, p_score, self.intrinsic_dim_,
+                effective_dimension=effective_dimension, plan=plan, forced=self.algorithm == "full-scale",
+                max_samples=self._max_samples, memory_budget=self.memory_budget,
+                rng=check_random_state(self.random_state), neighbor_search=self.neighbor_search,
+                verbose=self.verbose)
         self._set_scores(scores)
         _stage(bar, self.algorithm_)
         logger.info("SpectralLeverage: density %.3fs, integral %.3fs (n=%d, d=%d, d'=%.2f)",
                     t_density, time.perf_counter() - start - t_density, n, d, self.intrinsic_dim_)
         return self
 
-    def _plan(self, backend, n: int, scores) -> tuple[int, int] | None:
-        """(pivots, neighbours) of the full-scale leverage, made once here from the density
-        ``scores``' effective dimension (:func:`~.plan.full_scale_plan`), or None for the
-        density scores: per ``algorithm``; a forced full-scale fit inside the density formula's
-        regime takes the tail integral's plan."""
+    def _plan(self, backend, n: int, scores) -> tuple[tuple[int, int] | None, float | None]:
+        """((pivots, neighbours) of the full-scale leverage, or None for the density scores; the
+        density ``scores``' effective dimension it is made from, None where not needed), made once
+        here (:func:`~.plan.full_scale_plan`): per ``algorithm``; a forced full-scale fit inside
+        the density formula's regime takes the tail integral's plan."""
         if self.algorithm == "density":
-            return None
+            return None, None
         (total,) = backend.compute(scores.sum())
-        plan = full_scale_plan(float(total) / n, n, self.intrinsic_dim_)
-        return (pivots_for(n), 0) if plan is None and self.algorithm == "full-scale" else plan
+        effective_dimension = float(total) / n
+        plan = full_scale_plan(effective_dimension, n, self.intrinsic_dim_)
+        if plan is None and self.algorithm == "full-scale":
+            plan = (pivots_for(n), 0)
+        return plan, effective_dimension
 
     def _setup(self, d: int) -> tuple:
         """(parsed kernel, reg), checking what the constraints cannot: the kernel (a Matérn ν of at

@@ -1,16 +1,22 @@
 r"""The regime rule of ``algorithm="auto"``: where the density formula's scores hold, and where the
 full-scale leverage (:mod:`~spectral_leverage.spectral.full_scale`) replaces them, with how many
 pivots and neighbours (:func:`full_scale_plan`). The rule reads the density formula's effective
-dimension and n only; the estimator makes the plan once and passes it down.
+dimension and n only; the estimator makes the plan once and passes it down. Where it plans the tail
+integral, the pivots' own counts then settle the neighbours (:func:`neighbours_given_pivots`).
 
 The evidence behind each threshold is beside it, and in docs/validation.md ("Which estimate where").
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
-__all__ = ["full_scale_plan", "near_neighbours", "pivots_for"]
+__all__ = ["BOUNDS_SLACK", "HIGH_DIM_TAIL_SHARE", "NEIGHBOURS_DIM", "full_scale_plan", "near_neighbours",
+           "neighbours_given_pivots", "pivots_for", "tail_share", "tail_too_large", "within_bounds"]
+
+logger = logging.getLogger(__name__)
 
 #: Pivots of the far-field factor (at most; fewer once the residual is negligible; at most a
 #: quarter of the rows) ...
@@ -52,8 +58,28 @@ REACH_ROWS = 6
 #: pivots with 64 neighbours against 1000 with 32: d = 6, 0.98/1.04 and 1.00/1.00; d = 8, 0.93/1.11
 #: and 0.98/1.04; d = 12, 0.91/1.11 and 0.94/1.10, at about the same cost from d = 8 on, where the
 #: near field dominates it); and the tail integral's kernel density estimate learns too much of
-#: the residual (:data:`~.full_scale.HIGH_DIM_TAIL_SHARE`).
+#: the residual (:data:`HIGH_DIM_TAIL_SHARE`).
 HIGH_DIM = 8
+#: In :data:`HIGH_DIM` or more dimensions the tail integral's kernel density estimate learns
+#: too much of the residual (standard normal rows, n = 4000, RBF at ℓ = √d, λ = 1e-3 and 1/n; share
+#: of the ridge degrees of freedom the pivots leave, exact effective dimension's ratio: d' = 8: 9.5 %,
+#: 0.945; 18 %, 0.898; d' = 12: 25 %, 0.797; 41 %, 0.714; d' = 16: 36 %, 0.705; d' = 20: 42 %,
+#: 0.655): a warning there where the pivots leave it more than this share.
+HIGH_DIM_TAIL_SHARE = 0.1
+#: The pivots' bounds on the exact effective dimension are counted on their subsample (16 384 rows
+#: by default) and scaled to n: an estimate within this factor is taken as inside them
+#: (:func:`within_bounds`).
+BOUNDS_SLACK = 0.9
+#: From this many (intrinsic) dimensions, sparse pivots that leave the tail integral most of the
+#: answer, or more than :data:`HIGH_DIM_TAIL_SHARE` of it, take the neighbours instead of the
+#: tail integral or the density scores: 20 000 standard normal rows against exact scores, λ = n^-3/4,
+#: 32 neighbours against the estimate kept before: d = 12, RBF at ℓ = 3, 0.96/1.04 (1.04x the
+#: effective dimension) against the tail integral's 0.89/1.11 (0.88x); d = 16, RBF at ℓ = 4,
+#: 0.97/1.04 (1.04x) against 0.88/1.23 (0.76x), Matérn 3/2 at ℓ = 4, 0.96/1.05 (1.08x) against the
+#: density scores' 0.77/1.23 (0.58x). Not in 8: there the density scores held at λ = n^-1/2
+#: (Matérn ½ and 3/2 at ℓ = 1: 0.97/1.03 (0.99x), 0.95/1.03 (1.00x)) at a third of the
+#: neighbours' cost.
+NEIGHBOURS_DIM = 12
 
 
 def pivots_for(n: int) -> int:
@@ -97,7 +123,7 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
       :math:`\bar l \ge 2/k`: the cost-bounded pivots, the neighbours seeing the windows however
       far apart the pivots are;
     * (:func:`pivots_for` (n), 0), pivots and the tail integral, where :math:`d_\mathrm{eff} \le`
-      :data:`LOW_RANK`: :func:`~.full_scale.full_scale_scores` then keeps the factor only where it
+      :data:`LOW_RANK`: :func:`neighbours_given_pivots` then keeps the factor only where it
       holds most of the ridge degrees of freedom (the low-rank end). The test is on the kernel and
       the data, not on m, which only bounds the cost: where m is below :math:`4\,d_\mathrm{eff}`
       (n past 65 536) the tail integral takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2,
@@ -125,3 +151,81 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
     if effective_dimension <= LOW_RANK:
         return pivots_for(n), 0
     return None
+
+
+def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, dim: float,
+                            effective_dimension: float, forced: bool) -> int | None:
+    r"""Neighbours of a full-scale leverage planned with the tail integral (:func:`full_scale_plan`:
+    none), once its m = ``pivots`` have counted the ridge degrees of freedom their factor holds,
+    ``captured``, and those their residual holds taken as unlearned, ``left`` (an upper bound;
+    :func:`~spectral_leverage.pivoted_cholesky.subsample_pivots`); 0 keeps the tail integral, None
+    the density scores (of ``effective_dimension``).
+
+    Where the residual holds more of them than the factor, the tail integral would be most of the
+    answer, not a correction. There the rows are conditioned on their neighbours
+    (:func:`near_neighbours`) if the pivots are dense (:math:`n/m \le k/2`, k = :data:`NEIGHBOURS`;
+    the density the tail integral leans on may be wrong where the neighbours need none: d = 20,
+    standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density formula's d_eff 64 for an exact 303),
+    and the density scores are kept if not (unless ``forced``: the user asked for the full-scale
+    leverage): at n = 20 000, λ = 1/n, the rule picks the closer of the two at every setting
+    measured (docs/validation.md, "Which estimate where"). They are kept only where their effective
+    dimension lies within the bounds the pivots set on the exact one (:func:`within_bounds`);
+    outside them they are wrong however the residual is learned, and the rows are conditioned on
+    their :data:`NEIGHBOURS` nearest instead: a residual the pivots cannot hold at all is
+    short-ranged (noise off a low-dimensional manifold, say), which the tail integral's density
+    would take as learned (2000 rows of a 4-D cube in 32-D with noise 0.02, standardised, RBF at
+    ℓ = 6, λ = 1/n, 100 pivots, against exact scores: the density scores 0.72/1.31 (0.08x the
+    effective dimension), the tail integral 0.84/1.27 (0.62x), the neighbours 0.91/1.10 (1.09x)).
+    From :data:`NEIGHBOURS_DIM` (intrinsic) dimensions sparse pivots take them too, in place of the
+    tail integral and the density scores alike. Dense pivots take the neighbours too where the tail
+    integral would learn too much (:func:`tail_too_large`: standard normal rows, RBF at ℓ = √d,
+    λ = 1e-3, d = 20: n = 2000, 0.72x the exact d_eff with the tail, 1.03x with the neighbours;
+    n = 8000 in 8-D, RBF at ℓ = 2, λ = 1/n: 0.85/1.13 (0.89x) with the tail, 0.98/1.04 (1.01x)
+    with the neighbours).
+
+    Examples
+    --------
+    >>> neighbours_given_pivots(20_000, 926, 300.0, 100.0, 3, 350.0, False)  # the factor holds most
+    0
+    >>> neighbours_given_pivots(20_000, 926, 100.0, 300.0, 3, 350.0, False)  # inside [100, 400]
+    >>> neighbours_given_pivots(20_000, 926, 100.0, 300.0, 3, 10.0, False)  # outside
+    32
+    """
+    if not (left > captured or tail_too_large(captured, left, dim)):
+        return 0
+    if n <= ROWS_PER_PIVOT * pivots:
+        return near_neighbours(n, pivots)
+    if dim >= NEIGHBOURS_DIM:
+        return NEIGHBOURS
+    if left <= captured or forced:
+        return 0
+    if within_bounds(effective_dimension, captured, left):
+        return None
+    logger.info("full-scale leverage: the density formula's effective dimension %.4g lies outside the "
+                "pivots' bounds [%.4g, %.4g]: the rows are conditioned on their neighbours",
+                effective_dimension, captured, captured + left)
+    return NEIGHBOURS
+
+
+def within_bounds(effective_dimension: float, captured: float, left: float) -> bool:
+    r"""Whether an effective dimension lies within the bounds the pivots set on the exact one, with
+    :data:`BOUNDS_SLACK` for their subsample: :math:`K = FF^\top + R` with both terms positive
+    semi-definite, and :math:`t \mapsto t/(t + \gamma)` operator concave, so the exact effective
+    dimension is at least the factor's, ``captured``, and at most that plus the residual's,
+    which is at most ``left``, its diagonal's :math:`\sum_j r_{jj}/(r_{jj} + \gamma)` (the
+    eigenvalues majorise the diagonal; Rotfel'd's trace inequality for the sum). Measured outside
+    them: 10⁵ rows of a 4-D cube in 32-D with noise 0.01 (standardised), RBF at ℓ = 6, λ = 1/n,
+    the density formula's 9.6 against bounds [235, 478] (414 pivots)."""
+    return BOUNDS_SLACK * captured <= effective_dimension <= (captured + left) / BOUNDS_SLACK
+
+
+def tail_share(captured: float, left: float) -> float:
+    """The share of the ridge degrees of freedom the pivots leave to the tail integral (the
+    factor's ``captured``, the residual's ``left``; 0 where nothing is left)."""
+    return left / (captured + left) if left > 0 else 0.0
+
+
+def tail_too_large(captured: float, left: float, dim: float) -> bool:
+    """Whether the tail integral would learn too much: more than :data:`HIGH_DIM_TAIL_SHARE` of
+    the ridge degrees of freedom left to it in :data:`HIGH_DIM` or more dimensions."""
+    return dim >= HIGH_DIM and tail_share(captured, left) > HIGH_DIM_TAIL_SHARE

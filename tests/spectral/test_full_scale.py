@@ -109,7 +109,9 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
     def scores(X, kernel, reg, max_pivots, forced=False):
         density = SpectralLeverage(kernel, reg, algorithm="density", random_state=0).fit(X)
         return full_scale_scores(X, kernel, parse_kernel(kernel), reg, density.scores_,
-                                 unit_density(X, kernel), X.shape[1], plan=(max_pivots, 0), forced=forced,
+                                 unit_density(X, kernel), X.shape[1],
+                                 effective_dimension=density.effective_dimension_, plan=(max_pivots, 0),
+                                 forced=forced,
                                  max_samples=None, memory_budget=2**28,
                                  rng=np.random.default_rng(0))[:2], density.scores_ / 1.0
 
@@ -133,7 +135,7 @@ def test_the_factors_count_decides_between_tail_neighbours_and_density():
 @given(st.integers(30, 150), st.integers(1, 5), st.floats(0.2, 3.0), st.floats(1e-4, 1e-1),
        st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_the_pivots_bound_the_exact_effective_dimension(n, d, ell, reg, pivots, seed):
-    """The bounds the rule reads (full_scale._within_bounds): on all rows (no subsample) the factor's
+    """The bounds the rule reads (plan.within_bounds): on all rows (no subsample) the factor's
     ridge degrees of freedom are at most the exact effective dimension, and that is at most the
     factor's plus the residual's diagonal count."""
     X = np.random.default_rng(seed).normal(size=(n, d))
@@ -156,7 +158,7 @@ def test_density_scores_outside_the_pivots_bounds_give_way_to_the_neighbours(cap
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     kernel, reg = RBF(6.0), 1.0 / n
     with mock.patch("spectral_leverage.spectral.leverage.full_scale_plan", return_value=(100, 0)), \
-            caplog.at_level(logging.INFO, logger="spectral_leverage.spectral.full_scale"):
+            caplog.at_level(logging.INFO, logger="spectral_leverage.spectral.plan"):
         fit = SpectralLeverage(kernel, reg, random_state=0).fit(X)
     assert "outside the pivots' bounds" in caplog.text
     assert (fit.algorithm_, fit.neighbor_search_) == ("full-scale", "exact")
