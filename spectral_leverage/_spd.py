@@ -6,6 +6,9 @@ only the trailing c×c block of L. A third of the work of LU and its solve with 
 half that of a whole inverse (``potri``) where only a diagonal is wanted. Only lower triangles are
 read. Where a matrix positive definite in exact arithmetic fails ``potrf`` by rounding, LU answers
 instead.
+
+Every Cholesky factorisation of the package goes through :func:`potrf`, which keeps large ones
+on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,38 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["inverse_diagonal", "spd_inverse_lower", "trailing_inverse_diagonal"]
+from ._blocks import blas_at_most
+
+__all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "potrf", "spd_inverse_lower",
+           "trailing_inverse_diagonal"]
+
+#: From this order on a Cholesky factorisation runs on one BLAS thread: OpenBLAS's threaded
+#: ``potrf`` writes past its buffers there and the process dies (SIGSEGV). Measured with SciPy's
+#: OpenBLAS 0.3.30 and NumPy's 0.3.31 (ILP64, ``np.linalg.cholesky``) at 2, 4 and 8 threads:
+#: n = 15 500 held, 15 750 and 16 000 crashed, within seconds; one thread held at 16 000 and 32 000,
+#: and the threaded ``trtri`` and ``potrs`` at 16 000. Crashes of this kind are reported upstream
+#: (OpenMathLib/OpenBLAS#1413, #2821). One thread costs little where it applies: the exact methods'
+#: n×n matrices, and Nyström centres past 12 000.
+THREADED_CHOLESKY_LIMIT = 12_000
+
+
+def potrf(A: np.ndarray, *, lower: bool, overwrite_a: bool = False) -> tuple[np.ndarray, int]:
+    """(factor, info) of LAPACK's ``dpotrf`` of A (n, n), its other triangle zeroed; on one BLAS
+    thread from order :data:`THREADED_CHOLESKY_LIMIT` (module docstring). ``info`` > 0: A is not
+    positive definite (to rounding)."""
+    if A.shape[0] < THREADED_CHOLESKY_LIMIT:
+        return lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a)
+    with blas_at_most(1):
+        return lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a)
+
+
+def cholesky(A: np.ndarray, *, lower: bool, overwrite_a: bool = False) -> np.ndarray:
+    """The Cholesky factor of A by :func:`potrf`, raising :class:`numpy.linalg.LinAlgError` where A
+    is not positive definite, as :func:`scipy.linalg.cholesky` does."""
+    factor, info = potrf(A, lower=lower, overwrite_a=overwrite_a)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"{info}-th leading minor of the array is not positive definite")
+    return factor
 
 
 def inverse_diagonal(root: np.ndarray, block: int = 256) -> np.ndarray:
@@ -33,7 +67,7 @@ def spd_inverse_lower(A: np.ndarray) -> np.ndarray:
     """The inverse of A (n, n) in the lower triangle of the result (the upper one is not set), from
     A's lower triangle: the mirror image costs as much as a tenth of the inverse, and
     :func:`trailing_inverse_diagonal` reads the lower triangle only."""
-    chol, info = lapack.dpotrf(A, lower=True)
+    chol, info = potrf(A, lower=True)
     if info != 0:
         return np.linalg.inv(_symmetric(A))
     return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
@@ -41,7 +75,7 @@ def spd_inverse_lower(A: np.ndarray) -> np.ndarray:
 
 def trailing_inverse_diagonal(A: np.ndarray, c: int) -> np.ndarray:
     """diag(A^{-1}) at the last c rows of A (n, n), from its lower triangle."""
-    chol, info = lapack.dpotrf(A, lower=True)
+    chol, info = potrf(A, lower=True)
     if info != 0:
         return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy()
     root, info = lapack.dtrtri(np.ascontiguousarray(chol[len(A) - c:, len(A) - c:]), lower=True,

@@ -30,11 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg import solve_triangular
 from scipy.special import gammaln
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Kernel, Matern, Product
 
 from ._blocks import kernel_block
+from ._spd import cholesky
 from ._validation import check_kernel_range, is_dask_collection
 
 __all__ = ["CHOLESKY_JITTER", "MIN_NU", "StationaryKernel", "check_spectral_nu", "indefinite_kernel_error",
@@ -249,7 +250,7 @@ def upper_cholesky(K: np.ndarray) -> tuple[np.ndarray, float]:
         try:
             A = K.copy()
             A[np.diag_indices_from(A)] += jitter
-            return cholesky(A, lower=False, overwrite_a=True, check_finite=False), jitter
+            return cholesky(A, lower=False, overwrite_a=True), jitter
         except np.linalg.LinAlgError:
             jitter *= 10.0
     raise indefinite_kernel_error(

@@ -29,6 +29,7 @@ from scipy.linalg import eigh, lapack
 from scipy.linalg.blas import dsyrk
 
 from ._blocks import DEFAULT_MEMORY_BUDGET, row_chunks
+from ._spd import potrf
 
 __all__ = ["centred_system", "degrees_of_freedom", "factor_gcv", "gcv_error"]
 
@@ -134,7 +135,7 @@ def factor_gcv(factor_t: np.ndarray, Y: np.ndarray, reg: float, weights: np.ndar
     mu, k, n_rows = total * reg, H.shape[0], np.count_nonzero(w)
     rounding = np.sqrt(np.finfo(float).eps) * max(float(np.max(np.diag(H), initial=0.0)), 0.0)
     H[np.diag_indices(k)] += mu
-    upper, info = lapack.dpotrf(H, lower=0) if mu > rounding else (None, 1)
+    upper, info = potrf(H, lower=False) if mu > rounding else (None, 1)
     if info != 0:  # μ below H's rounding: from the eigenvalues above it
         H[np.diag_indices(k)] -= mu
         evals, V = eigh(H, lower=False, check_finite=False)

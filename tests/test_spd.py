@@ -1,10 +1,20 @@
-"""Inverses of symmetric positive definite matrices by Cholesky, against LU's."""
+"""Inverses of symmetric positive definite matrices by Cholesky, against LU's; the Cholesky
+factorisation every part of the package calls."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from threadpoolctl import threadpool_limits
 
-from spectral_leverage._spd import inverse_diagonal, spd_inverse_lower, trailing_inverse_diagonal
+from spectral_leverage._spd import (
+    THREADED_CHOLESKY_LIMIT,
+    cholesky,
+    inverse_diagonal,
+    potrf,
+    spd_inverse_lower,
+    trailing_inverse_diagonal,
+)
 
 
 def spd(n: int, seed: int, condition: float = 1e6) -> np.ndarray:
@@ -46,3 +56,33 @@ def test_inverse_diagonal_sums_columns_of_the_inverse_factor_by_blocks():
     A = spd(70, 3)
     root = np.linalg.inv(np.linalg.cholesky(A))
     np.testing.assert_allclose(inverse_diagonal(root, block=16), np.diag(np.linalg.inv(A)), rtol=1e-8)
+
+
+def test_cholesky_matches_scipy_and_refuses_an_indefinite_matrix():
+    import scipy.linalg
+
+    A = spd(40, 3)
+    for lower in (True, False):
+        np.testing.assert_allclose(cholesky(A, lower=lower), scipy.linalg.cholesky(A, lower=lower),
+                                   rtol=1e-12, atol=1e-14)
+    A[5, 5] = -1.0
+    assert potrf(A, lower=True)[1] == 6
+    with pytest.raises(np.linalg.LinAlgError, match="6-th leading minor"):
+        cholesky(A, lower=True)
+
+
+def test_a_large_cholesky_survives_threaded_blas():
+    # OpenBLAS's threaded potrf killed the process (SIGSEGV) from about 15 750 rows on this
+    # machine's OpenBLAS builds (2-8 threads), so exact leverage scores past that died whenever BLAS
+    # had two threads; above the limit the factorisation runs on one thread. A matrix whose factor is
+    # known: A = n I + 0.5 (1 1^T), with the closed form of its first column.
+    n = 16_000
+    assert n > THREADED_CHOLESKY_LIMIT
+    A = np.full((n, n), 0.5, order="F")
+    A[np.diag_indices(n)] += n
+    with threadpool_limits(2, user_api="blas"):
+        factor = cholesky(A, lower=True, overwrite_a=True)
+    first = np.full(n, 0.5 / np.sqrt(n + 0.5))
+    first[0] = np.sqrt(n + 0.5)
+    np.testing.assert_allclose(factor[:, 0], first, rtol=1e-12)
+    assert np.all(np.isfinite(np.diag(factor))) and np.all(np.diag(factor) > 0)

@@ -7,6 +7,7 @@ import scipy.linalg
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import validate_data
 
+from .._spd import cholesky
 from .._validation import check_target
 from ..kernels import StationaryKernel, parse_kernel, resolve_kernel
 
@@ -33,7 +34,7 @@ def ridge_solve(gram: np.ndarray, rhs: np.ndarray, shift: float) -> np.ndarray:
     """Solve ``(gram + shift·I) w = rhs`` by Cholesky (gram symmetric PSD, shift > 0)."""
     A = gram + shift * np.eye(gram.shape[0])
     try:
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        factor = cholesky(A, lower=True, overwrite_a=True), True
     except np.linalg.LinAlgError as err:  # only reachable through severe round-off
         raise np.linalg.LinAlgError(
             "Cholesky of the regularised Gram matrix failed; increase reg."

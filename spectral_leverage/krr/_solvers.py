@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
+from scipy.linalg import cho_solve, solve_triangular
 from sklearn.exceptions import ConvergenceWarning
 
 from .._blocks import (
@@ -48,6 +48,7 @@ from .._blocks import (
     progress,
     row_chunks,
 )
+from .._spd import cholesky
 from ..kernels import whitened_kernel
 from ..ridge_gcv import centred_system
 
@@ -133,8 +134,8 @@ def solve_normal_equations(sums: tuple, T: np.ndarray, reg: float,
     """(α, intercept) from the sums of :func:`normal_equations` (overwritten): α = T⁻¹ β with
     β = (H + Wλ I)⁻¹ c of the (centred) system, intercept = ȳ − b̄ᵀβ."""
     H, c, b_mean, y_mean, total = centred_system(sums, fit_intercept)
-    H[np.diag_indices(H.shape[0])] += total * reg  # the upper triangle is all cho_factor reads
-    beta = cho_solve(cho_factor(H, lower=False, overwrite_a=True, check_finite=False), c,
+    H[np.diag_indices(H.shape[0])] += total * reg  # the upper triangle is all potrf reads
+    beta = cho_solve((cholesky(H, lower=False, overwrite_a=True), False), c,
                      check_finite=False)
     return solve_triangular(T, beta, lower=False, check_finite=False), y_mean - b_mean @ beta
 
@@ -150,7 +151,7 @@ def solve_cg(X: np.ndarray, Y: np.ndarray, shared: tuple, reg: float, memory_bud
     total = float(w.sum())
     chunks = _chunks(X, Y.shape[1], m, memory_budget)
     # FALKON preconditioner: AᵀA = T Tᵀ / m + λ I
-    A = cholesky(T @ T.T / m + reg * np.eye(m), lower=False, check_finite=False)
+    A = cholesky(T @ T.T / m + reg * np.eye(m), lower=False, overwrite_a=True)
     cache = [] if n * m * 8.0 <= memory_budget else None
 
     def blocks():

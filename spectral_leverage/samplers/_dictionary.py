@@ -37,9 +37,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_factor, eigh, solve_triangular
+from scipy.linalg import eigh, solve_triangular
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
+from .._spd import cholesky
 from ..kernels import MIN_NU, indefinite_kernel_error, parse_kernel
 from ..spectral import SpectralLeverage
 
@@ -291,7 +292,7 @@ def weighted_rls(
     M *= scale[None, :]
     M[np.diag_indices_from(M)] += gamma
     try:
-        chol, _ = cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+        chol = cholesky(M, lower=True, overwrite_a=True)
     except np.linalg.LinAlgError:
         raise indefinite_dictionary_error(kernel, "Cholesky factorisation of the dictionary's kernel "
                                           f"matrix plus its ridge {gamma:.3g} failed") from None
@@ -348,7 +349,7 @@ def nystrom_leverage(X, kernel, centres, gamma: float, *,
         B = kernel(X[rows], centres) @ R
         G += B.T @ B
     G[np.diag_indices_from(G)] += gamma
-    chol, _ = cho_factor(G, lower=True, overwrite_a=True, check_finite=False)
+    chol = cholesky(G, lower=True, overwrite_a=True)
     out = np.empty(X.shape[0])
     for rows in blocks:
         Z = solve_triangular(chol, (kernel(X[rows], centres) @ R).T, lower=True, check_finite=False)

@@ -17,7 +17,7 @@ from scipy.linalg import blas, lapack
 from sklearn.utils.validation import validate_data
 
 from .._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
-from .._spd import inverse_diagonal
+from .._spd import inverse_diagonal, potrf
 from .._validation import (
     DEFAULT_REG,
     KERNEL,
@@ -95,7 +95,7 @@ def exact_leverage(X, kernel, reg: float, *, force: bool = False,
     # between two arrays (it fixes the diagonal only for kernel(X) alone)
     diagonal = np.asarray(kernel.diag(X), dtype=float)
     A[np.diag_indices(n)] = diagonal + n * reg
-    chol, info = lapack.dpotrf(A, lower=True, overwrite_a=True)
+    chol, info = potrf(A, lower=True, overwrite_a=True)
     if info != 0:
         raise indefinite_kernel_error(f"Cholesky of K + nλI failed (LAPACK info={info})")
     root, info = lapack.dtrtri(chol, lower=True, overwrite_c=True)
