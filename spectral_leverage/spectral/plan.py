@@ -128,12 +128,17 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
       the data, not on m, which only bounds the cost: where m is below :math:`4\,d_\mathrm{eff}`
       (n past 65 536) the tail integral takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2,
       λ = n^-1/2, d_eff 47: 131 pivots read 0.94/1.08 against 512 pivots' scores, the density
-      formula 0.85/1.05).
+      formula 0.85/1.05); and so wherever the density scores would be kept in
+      :data:`NEIGHBOURS_DIM` or more (intrinsic) dimensions, where the pivots' counts then take the
+      neighbours (32 000 standard normal rows in 16-D, Matérn 3/2 at ℓ = 3.3, λ = n^-3/4: the density
+      scores 0.78/1.23 against exact scores, 0.66x the effective dimension, unwarned; the
+      neighbours 0.95/1.07, 1.13x; 33 000 rows, Matérn ½ at ℓ = 4: 0.91/1.08, 0.84x, against
+      0.98/1.03, 1.09x).
 
-    Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, the
-    density scores are kept; past 32 768 rows that includes the middle regime
-    (:math:`1/50 \le \bar l < 2/k`), where they read up to 1.3–1.5 against exact scores on real
-    data (docs/validation.md, "Which estimate where").
+    Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, in fewer
+    than :data:`NEIGHBOURS_DIM` dimensions, the density scores are kept; past 32 768 rows that
+    includes the middle regime (:math:`1/50 \le \bar l < 2/k`), where they read up to 1.3–1.5
+    against exact scores on real data (docs/validation.md, "Which estimate where").
 
     Examples
     --------
@@ -141,6 +146,8 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
     ((334, 64), (1000, 32), (1667, 64))
     >>> [full_scale_plan(d_eff, 100_000, 3) for d_eff in (200.0, 1500.0, 8000.0)]
     [(414, 0), None, (414, 32)]
+    >>> full_scale_plan(1500.0, 100_000, 16)
+    (414, 0)
     """
     mean = effective_dimension / n
     if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
@@ -148,7 +155,7 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
         return m, near_neighbours(n, m)
     if mean >= NEIGHBOURS_LEVERAGE:
         return pivots_for(n), NEIGHBOURS
-    if effective_dimension <= LOW_RANK:
+    if effective_dimension <= LOW_RANK or dim >= NEIGHBOURS_DIM:
         return pivots_for(n), 0
     return None
 
