@@ -13,8 +13,9 @@ import logging
 
 import numpy as np
 
-__all__ = ["BOUNDS_SLACK", "HIGH_DIM_TAIL_SHARE", "NEIGHBOURS_DIM", "full_scale_plan", "near_neighbours",
-           "neighbours_given_pivots", "pivots_for", "tail_share", "tail_too_large", "within_bounds"]
+__all__ = ["BOUNDS_SLACK", "HIGH_DIM_PIVOTS", "HIGH_DIM_TAIL_SHARE", "NEIGHBOURS_DIM", "full_scale_plan",
+           "near_neighbours", "neighbours_given_pivots", "pivots_for", "tail_share", "tail_too_large",
+           "within_bounds"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,16 @@ BOUNDS_SLACK = 0.9
 #: (Matérn ½ and 3/2 at ℓ = 1: 0.97/1.03 (0.99x), 0.95/1.03 (1.00x)) at a third of the
 #: neighbours' cost.
 NEIGHBOURS_DIM = 12
+#: ... and there the sparse pivots (the tail integral's plan) are this many times
+#: :func:`pivots_for` (n), within :data:`MAX_PIVOTS`: the near field of sparse pivots in 16-D
+#: scored the rows too high, and more pivots bought more accuracy a second than more neighbours
+#: (standard normal rows, against exact scores: 20 000 rows, 926 → 1852 pivots, RBF at ℓ = 4,
+#: λ = 1/n, 0.88/1.20 (1.26x the effective dimension) → 0.90/1.08 (1.08x); λ = n^-3/4, 0.97/1.04
+#: (1.04x) → 0.99/1.01 (1.01x); Matérn 3/2 at ℓ = 4, 0.96/1.05 (1.08x) → 0.95/1.02 (1.03x), at
+#: 2.6x the cost; 32 000 rows, RBF at ℓ = 2.5, λ = n^-3/4, 724 → 1448 pivots, 0.90/1.20 (1.19x) →
+#: 0.92/1.11 (1.11x) at 1.5x the cost, where 64 and 96 neighbours read 1.15x and 1.13x at 1.9x and
+#: 3.5x).
+HIGH_DIM_PIVOTS = 2
 
 
 def pivots_for(n: int) -> int:
@@ -129,11 +140,11 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
       (n past 65 536) the tail integral takes more of the residual (n = 10⁶, d = 3, Matérn 5/2, ℓ = 2,
       λ = n^-1/2, d_eff 47: 131 pivots read 0.94/1.08 against 512 pivots' scores, the density
       formula 0.85/1.05); and so wherever the density scores would be kept in
-      :data:`NEIGHBOURS_DIM` or more (intrinsic) dimensions, where the pivots' counts then take the
-      neighbours (32 000 standard normal rows in 16-D, Matérn 3/2 at ℓ = 3.3, λ = n^-3/4: the density
-      scores 0.78/1.23 against exact scores, 0.66x the effective dimension, unwarned; the
-      neighbours 0.95/1.07, 1.13x; 33 000 rows, Matérn ½ at ℓ = 4: 0.91/1.08, 0.84x, against
-      0.98/1.03, 1.09x).
+      :data:`NEIGHBOURS_DIM` or more (intrinsic) dimensions, with :data:`HIGH_DIM_PIVOTS` times the
+      pivots, where their counts then take the neighbours (32 000 standard normal rows in 16-D,
+      Matérn 3/2 at ℓ = 3.3, λ = n^-3/4, before the pivots doubled: the density scores 0.78/1.23
+      against exact scores, 0.66x the effective dimension, unwarned; the neighbours 0.95/1.07,
+      1.13x; 33 000 rows, Matérn ½ at ℓ = 4: 0.91/1.08, 0.84x, against 0.98/1.03, 1.09x).
 
     Elsewhere, many rows per window and more degrees of freedom than the pivots resolve, in fewer
     than :data:`NEIGHBOURS_DIM` dimensions, the density scores are kept; past 32 768 rows that
@@ -147,7 +158,7 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
     >>> [full_scale_plan(d_eff, 100_000, 3) for d_eff in (200.0, 1500.0, 8000.0)]
     [(414, 0), None, (414, 32)]
     >>> full_scale_plan(1500.0, 100_000, 16)
-    (414, 0)
+    (828, 0)
     """
     mean = effective_dimension / n
     if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
@@ -155,7 +166,9 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
         return m, near_neighbours(n, m)
     if mean >= NEIGHBOURS_LEVERAGE:
         return pivots_for(n), NEIGHBOURS
-    if effective_dimension <= LOW_RANK or dim >= NEIGHBOURS_DIM:
+    if dim >= NEIGHBOURS_DIM:
+        return min(MAX_PIVOTS, max(pivots_for(n), min(n // 4, HIGH_DIM_PIVOTS * pivots_for(n)))), 0
+    if effective_dimension <= LOW_RANK:
         return pivots_for(n), 0
     return None
 

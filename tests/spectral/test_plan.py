@@ -27,8 +27,11 @@ def test_the_regime_rule():
     # between: the density formula (many rows per window, more degrees of freedom than pivots)
     assert full_scale_plan(800.0, 40_000, 3) is None and full_scale_plan(5000.0, 10**6, 3) is None
     assert full_scale_plan(800.0, 10**5, 11.9) is None
-    # ... but not in 12 or more (intrinsic) dimensions: the pivots count, and settle the neighbours
-    assert full_scale_plan(800.0, 10**5, 12) == (414, 0) and full_scale_plan(5000.0, 10**6, 16) == (131, 0)
+    # ... but not in 12 or more (intrinsic) dimensions: the pivots count, and settle the neighbours;
+    # there twice the cost-bounded pivots (at most 2048, a quarter of the rows), whatever d_eff
+    assert full_scale_plan(800.0, 10**5, 12) == (828, 0) and full_scale_plan(5000.0, 10**6, 16) == (262, 0)
+    assert full_scale_plan(300.0, 10**5, 16) == (828, 0) and full_scale_plan(300.0, 40_000, 16) == (1310, 0)
+    assert full_scale_plan(100.0, 20_000, 16) == (1852, 0) and full_scale_plan(10.0, 6000, 16) == (1500, 0)
     # the pivots' far-field work n m^2 stays bounded, m never under 64 nor (past 256 rows) over n/4
     for n in (10**3, 4000, 8000, 10**5, 10**6, 10**8):
         assert n * pivots_for(n) ** 2 <= max(2**34, n * 64**2) and 64 <= pivots_for(n) <= min(2048, n // 4)
