@@ -71,3 +71,14 @@ def greedy_reference(K: np.ndarray, m: int, weights=None) -> list[int]:
         residual[pivots] = -np.inf
         pivots.append(int(np.argmax(weights * residual)))
     return pivots
+
+
+@pytest.fixture
+def interpolating(monkeypatch):
+    """The tree KDE interpolates every batch that outnumbers its anchors, whatever that costs
+    (``TreeDensity.interpolates`` chooses the cheaper route, which on the tests' small anchor sets
+    is mostly the direct one): for the tests of the interpolation itself."""
+    from spectral_leverage.density import TreeDensity
+
+    monkeypatch.setattr(TreeDensity, "interpolates",
+                        lambda self, n_batch: self.max_samples is not None and n_batch > self.n_tree_)

@@ -1,8 +1,8 @@
 r"""The gradient and curvature of a Gaussian log-KDE at query points in whitened coordinates, from
 their kernel terms against the anchors: the direct KDE's moments (the formulas are in
-:mod:`spectral_leverage.density.tree`). All in float64: the second moments are of size about
-:math:`\lVert a \rVert^2` (bandwidths from the anchors' mean), and their variance loses about 1e-16
-of that.
+:mod:`spectral_leverage.density.tree`). :func:`log_kde_moments` in float64: the second moments
+are of size about :math:`\lVert a \rVert^2` (bandwidths from the anchors' mean), and their variance
+loses about 1e-16 of that; :func:`log_kde_slope` in the kernel terms' precision.
 """
 
 from __future__ import annotations
@@ -29,13 +29,15 @@ def _gradient(mean: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def log_kde_slope(terms: np.ndarray, total: np.ndarray, query: np.ndarray, anchors: np.ndarray,
                   anchors_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(gradient (k, d), curvature along it (k,)) at k centred queries, as :func:`log_kde_moments`
+    r"""(gradient (k, d), curvature along it (k,)) at k centred queries, as :func:`log_kde_moments`
     without the Hessian: the curvature from the anchors' projections on the gradient's direction
     (2md flops a query where the second moments take md(d+1)); ``anchors`` (m, d) centred,
-    ``anchors_t`` their transpose."""
+    ``anchors_t`` their transpose, both of the terms' dtype: in float32 the gradient and the
+    curvature carry about the log-density's error, :math:`\epsilon_{32} (\lVert w \rVert + r) r`
+    (:mod:`spectral_leverage.density.tree`; r the anchors' largest norm)."""
     mean = (terms @ anchors) / total[:, None]  # E_t[a]
     gradient, norm, direction = _gradient(mean, query)
-    projection = direction @ anchors_t  # u·a, (k, m)
+    projection = direction.astype(terms.dtype) @ anchors_t  # u·a, (k, m)
     projection *= projection
     along = (np.einsum("ij,ij->i", terms, projection) / total
              - np.einsum("ij,ij->i", direction, mean) ** 2 - 1.0)

@@ -10,17 +10,21 @@ the *anchors*:
 
 with :math:`\varphi` the standard normal density in :math:`d` dimensions.
 
-* At up to ``max_samples`` query points the KDE is evaluated directly and exactly: the squared
-  distances to all anchors as one matrix product per block of rows (:math:`\|w - a\|^2 / 2 =
-  \|w\|^2/2 + \|a\|^2/2 - w \cdot a` in whitened coordinates centred on the anchors' mean), then
-  a log-sum-exp shifted by each row's nearest anchor, so that no query underflows however far it
-  is (the exponentials in float32, summed in float64: relative error about 1e-7). The expansion
-  loses about :math:`\epsilon\,\|w\|\,\|a\|` in the log (float64 :math:`\epsilon`, norms in
-  bandwidths from the anchors' mean): nothing with the bandwidth rules, but :meth:`fit` warns when
-  anchors lie more than about :math:`7 \cdot 10^4` bandwidths out (a float bandwidth far below the
-  data's spread). In four or more
-  dimensions this is several times faster than a dual-tree KDE at a tolerance of 1 %: the kernel is
-  wide there, and tree pruning saves little.
+* At up to ``max_samples`` query points the KDE is evaluated directly and exactly: the exponents
+  :math:`-\|w - a\|^2 / 2 + \|w\|^2/2 = w \cdot a - \|a\|^2/2` against all anchors as one matrix
+  product per block of rows (in whitened coordinates centred on the anchors' mean), then a
+  log-sum-exp shifted by each row's largest, so that no query underflows however far it is. The
+  expansion loses about :math:`\epsilon\,(\|w\| + r)\,r` in the log, with :math:`r` the
+  anchors' largest norm (both in bandwidths from the anchors' mean) and :math:`\epsilon` the
+  working precision's. The work runs in float32 when :math:`\epsilon_{32} r^2 \le 10^{-4}`
+  (:attr:`TreeDensity.SINGLE_LOG_ERROR`: anchors within 41 bandwidths of their mean, standardised
+  data without far outliers), an error that changes no score (:math:`h` moves by less than
+  :math:`p` does), else in float64; float32 halves the product's cost and the memory traffic of
+  every pass over the kernel terms (measured, 8-D, 16384 anchors: 7.8 ns a row and anchor in
+  float64 against 2.1 in float32, the moments included 3.4). In float64 :meth:`fit` warns when
+  anchors lie more than about :math:`7 \cdot 10^4` bandwidths out (a float bandwidth far below
+  the data's spread). In four or more dimensions this is several times faster than a dual-tree
+  KDE at a tolerance of 1 %: the kernel is wide there, and tree pruning saves little.
 * A query on an anchor (bitwise: the anchor's own row, or an exact copy of it) is given the KDE
   of the other :math:`m - 1` anchors, its value and its moments alike: its own kernel term would
   count the row as its own neighbour. From about five dimensions on that term is no longer small:
@@ -29,7 +33,9 @@ with :math:`\varphi` the standard normal density in :math:`d` dimensions.
   (measured, 8-D, n = 10^5) the anchors' density read 2.5x the true one at the median and their
   density scores 0.6x, so a row's score depended on whether it was drawn as an anchor.
   Identical rows get the same value.
-* A larger batch of queries is answered by Nadaraya–Watson interpolation over the ``n_interp``
+* A larger batch of queries, where that costs less (:meth:`TreeDensity.interpolates`: in few
+  dimensions, with many rows within reach of an anchor), is answered by Nadaraya–Watson
+  interpolation over the ``n_interp``
   nearest anchors (one pykdtree k-NN query per point; Gaussian weights of half a bandwidth), to
   second order: the weighted mean of :math:`\log \hat p(a) + \nabla \log \hat p(a) \cdot \delta +
   \delta^\top \nabla^2 \log \hat p(a)\, \delta / 2`, :math:`\delta = w - a`, with the anchors' exact
@@ -47,11 +53,13 @@ with :math:`\varphi` the standard normal density in :math:`d` dimensions.
   anchors weighted by their kernel terms at :math:`w`,
   :math:`\nabla_w \log \hat p = E_t[a] - w` and :math:`\nabla_w^2 \log \hat p = \mathrm{Cov}_t[a] - I`,
   so the curvature along the unit gradient :math:`\hat g` is :math:`\mathrm{Var}_t[\hat g \cdot a] - 1`
-  (one more matrix product per block, in float64, of the kernel terms with the anchors'
-  coordinates and their pairwise products). They are interpolated like the log-density: the
-  gradient to first order, :math:`\nabla \log \hat p(a) + \nabla^2 \log \hat p(a)\, \delta`,
-  the curvature to zeroth order (the full Hessian halved the slope's error against the Hessian
-  taken along the gradient only: 90th percentile 0.065 → 0.029 over a 3-D cube).
+  (one more matrix product per block of the kernel terms with the anchors' coordinates and with
+  their projections on :math:`\hat g`, in the direct KDE's precision; the anchors' own Hessians,
+  which the interpolation reads, with their pairwise products in float64). They are interpolated
+  like the log-density: the gradient to first order,
+  :math:`\nabla \log \hat p(a) + \nabla^2 \log \hat p(a)\, \delta`, the curvature to zeroth
+  order (the full Hessian halved the slope's error against the Hessian taken along the gradient
+  only: 90th percentile 0.065 → 0.029 over a 3-D cube).
 """
 
 from __future__ import annotations
@@ -173,12 +181,19 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         # the matrix-product distances lose about eps·‖w‖·‖a‖ (centred) in the log
         self._centre = self._anchors.mean(axis=0)
         radius = float(np.sqrt(np.max(np.sum((self._anchors - self._centre) ** 2, axis=1))))
+        single = np.finfo(np.float32).eps * radius**2 <= self.SINGLE_LOG_ERROR
+        self._dtype = np.float32 if single else np.float64
+        # the anchors' rows as byte strings, sorted: a query row is matched to the anchor it is
+        # bitwise (+ 0.0: -0.0 reads as 0.0) in O(log m)
+        self._anchor_keys = _row_keys(self._anchors)
+        self._anchor_order = np.argsort(self._anchor_keys, kind="stable")
+        self._anchor_keys = self._anchor_keys[self._anchor_order]
         if np.finfo(float).eps * radius**2 > self.MAX_LOG_ERROR:
             warnings.warn(
                 f"the data span {radius:.3g} bandwidths from their mean: the KDE's log-density carries "
                 f"errors up to about {np.finfo(float).eps * radius**2:.2g}; use a wider bandwidth (or "
                 "the 'scott' rule) for data this spread out.", stacklevel=2)
-        self._tree = None
+        self._tree = self._near_share = None
         self._anchor_log_density = self._anchor_gradient = self._anchor_curvature = None
         self._anchor_hessian = None
         return self
@@ -244,10 +259,50 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
 
     def _evaluate(self, W: np.ndarray, n_batch: int, moments: bool) -> tuple:
         """(log-density, whitened gradient, curvature along it) at whitened rows W, directly or by
-        interpolation as ``n_batch`` chooses; the last two None without ``moments``."""
-        if n_batch <= self.n_tree_ or self.max_samples is None:
-            return self._direct(W, moments)
-        return self._interpolate(W, moments)
+        interpolation as ``n_batch`` chooses (:meth:`interpolates`); the last two None without
+        ``moments``."""
+        return self._interpolate(W, moments) if self.interpolates(n_batch) else self._direct(W, moments)
+
+    #: a row within reach interpolated costs this share of a direct row in 4-D at 16384 anchors
+    #: (its k-nearest-anchor query and second-order terms) ...
+    INTERPOLATION_COST = 0.08
+    #: ... times e^(this (d - 4)), and in proportion to 16384 / m (the direct row's m kernel terms):
+    #: the k-d tree's query grows fast with d. Fitted to the two routes' CPU times at 10^5 standard
+    #: normal rows (2·10^5 in 6-D), 16384 anchors, the slopes included, float32: 0.08, 0.15, 0.38
+    #: and 2.2 in 4, 5, 6 and 8-D
+    INTERPOLATION_GROWTH = 0.83
+
+    def interpolates(self, n_batch: int) -> bool:
+        r"""Whether a batch of ``n_batch`` queries (the rows of the fitted data, say) is
+        interpolated rather than evaluated directly: where it costs less. The anchors' own values
+        and Hessians cost about two direct rows an anchor; the rows within reach of an anchor (the
+        anchors' own share: an anchor's nearest other anchor lies within
+        :data:`MAX_INTERPOLATION_DISTANCE`, as a row's nearest anchor does) each save
+        :math:`1 - c` of a direct row, :math:`c` = :data:`INTERPOLATION_COST`
+        :math:`e^{g (d - 4)}\, 16384 / m` (:data:`INTERPOLATION_GROWTH`). So it interpolates where
+        that share times :math:`(n - m)(1 - c)` exceeds :math:`2m`: at 16384 anchors of standard
+        normal rows in 4 or 5 dimensions from about 5·10^4 rows (shares 0.94, 0.80; the
+        interpolation took 0.60x and 0.75x the direct route's time at 10^5 rows), in 6-D from
+        about 1.2·10^5 (0.53: 1.07x at 10^5, 0.87x at 2·10^5), and from 7-D on never (0.08 in 8-D,
+        where it took 1.43x at 10^5). Directly is also exact: the interpolation moves the
+        log-density by 0.04-0.09 (90th percentile) in 4-6-D."""
+        if self.max_samples is None or n_batch <= self.n_tree_:
+            return False
+        m, d = self._anchors.shape
+        cost = self.INTERPOLATION_COST * np.exp(self.INTERPOLATION_GROWTH * (d - 4)) * 2**14 / m
+        return bool(cost < 1 and self._reach_share() * (n_batch - m) * (1 - cost) > 2 * m)
+
+    def _reach_share(self) -> float:
+        """Share of the anchors whose nearest other anchor lies within
+        :data:`MAX_INTERPOLATION_DISTANCE` (made once; builds the anchors' tree)."""
+        if getattr(self, "_near_share", None) is None:
+            if self._tree is None:
+                self._tree = KDTree(self._anchors)
+            reach = self.MAX_INTERPOLATION_DISTANCE
+            found, _ = self._tree.query(self._anchors, k=min(2, self.n_tree_),
+                                        distance_upper_bound=reach * (1 + 1e-9))
+            self._near_share = float(np.mean(found.reshape(self.n_tree_, -1)[:, -1] <= reach))
+        return self._near_share
 
     def _rebuild_tree(self) -> None:
         if getattr(self, "_anchor_log_density", None) is not None:
@@ -255,9 +310,19 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
 
     #: largest error in the log-density :meth:`fit` accepts without a warning (module docstring)
     MAX_LOG_ERROR = 1e-6
+    #: the direct KDE runs in float32 when its error bound, float32's epsilon times the anchors'
+    #: squared radius in bandwidths, is at most this (anchors within 41 bandwidths of their mean);
+    #: else in float64 (module docstring)
+    SINGLE_LOG_ERROR = 1e-4
     #: the direct KDE's exponents, shifted by each row's largest, are raised to this (float32's
     #: smallest normal exponential is e^-87.3): a kernel term under it is nothing in the sums
     EXPONENT_FLOOR = -87.0
+
+    def _on_anchor(self, W: np.ndarray) -> np.ndarray:
+        """Index of the anchor each whitened row of W is bitwise (an exact copy of), else -1."""
+        keys = _row_keys(W)
+        at = np.minimum(np.searchsorted(self._anchor_keys, keys), self._anchor_keys.shape[0] - 1)
+        return np.where(self._anchor_keys[at] == keys, self._anchor_order[at], -1)
 
     def _direct(self, W: np.ndarray, moments: bool = False, hessian: bool = False,
                 leave_out: bool = True) -> tuple:
@@ -269,47 +334,50 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
         own full values, which the interpolation reads)."""
         centre = self._centre
         anchors = self._anchors - centre
-        anchors_t = np.ascontiguousarray(anchors.T)
         half_sq = 0.5 * np.einsum("ij,ij->i", anchors, anchors)
+        # the Hessians' second moments take float64 (about ‖a‖² each, their covariance about 1)
+        dtype = np.float64 if moments and hessian else self._dtype
+        # one product of [w, 1] with [a, -‖a‖²/2] gives w·a - ‖a‖²/2 = -‖w - a‖²/2 + ‖w‖²/2
+        lifted_t = np.vstack([anchors.T, -half_sq]).astype(dtype)
+        anchors_low, ones = anchors.astype(dtype), np.ones(anchors.shape[0], dtype)
         out = np.empty(W.shape[0])
         gradient, along = (np.empty(W.shape), np.empty(W.shape[0])) if moments else (None, None)
         powers = anchor_powers(anchors) if moments and hessian else None
         hessians = np.empty((W.shape[0], powers.shape[1] - W.shape[1])) if powers is not None else None
-        # per row: the float64 exponents and their float32 exponentials (for the moments copied
-        # back into the exponents' buffer as float64; the curvature alone takes one more row of
-        # float64 projections); blocks of a few MiB stay in cache
-        bytes_per_row = (20.0 if moments and not hessian else 12.0) * anchors.shape[0]
+        matches = self._on_anchor(W) if leave_out else np.full(W.shape[0], -1)
+        # per row the exponents (turned into the kernel terms in place) and, for the slope, the
+        # anchors' projections; blocks of a few MiB stay in cache, the same with the moments or
+        # without (float32 sums depend on the blocks: the density must not depend on the moments)
+        bytes_per_row = 2.0 * np.dtype(dtype).itemsize * anchors.shape[0]
         chunk_bytes = min(self.memory_budget / (2 * N_THREADS), 2**22)
         chunks = list(row_chunks(W.shape[0], bytes_per_row, chunk_bytes))
         bar = progress(total=len(chunks), verbose=self.verbose and len(chunks) >= 2, desc="density")
 
         def fill(rows: slice) -> None:
             query = W[rows] - centre
-            exponent = query @ anchors_t  # -‖w - a‖²/2 + ‖w‖²/2
-            exponent -= half_sq
-            nearest = exponent.argmax(axis=1)
-            top = np.take_along_axis(exponent, nearest[:, None], axis=1)[:, 0]
-            exponent -= top[:, None]
+            lifted = np.ones((query.shape[0], query.shape[1] + 1), dtype)
+            lifted[:, :-1] = query
+            terms = lifted @ lifted_t
+            top = terms.max(axis=1)
+            terms -= top[:, None]
             # float32 exp takes a slow path (about 10x) where its result leaves the normal range;
             # terms under e^-87 of the largest change no sum here
-            np.maximum(exponent, self.EXPONENT_FLOOR, out=exponent)
-            terms = np.exp(exponent.astype(np.float32))
-            # a row on its nearest anchor (bitwise: the same row) leaves it out: the mean over the
-            # other m - 1 (one anchor alone: nothing)
-            on = (np.flatnonzero((W[rows] == self._anchors[nearest]).all(axis=1)) if leave_out
-                  else np.empty(0, dtype=np.intp))
-            terms[on, nearest[on]] = 0.0
-            total = terms.sum(axis=1, dtype=float)
+            np.maximum(terms, self.EXPONENT_FLOOR, out=terms)
+            np.exp(terms, out=terms)
+            # a row on an anchor (bitwise: the same row) leaves it out: the mean over the other
+            # m - 1 (one anchor alone: nothing)
+            on = np.flatnonzero(matches[rows] >= 0)
+            terms[on, matches[rows][on]] = 0.0
+            total = (terms @ ones).astype(float)
             total[on] = np.maximum(total[on], np.finfo(float).tiny)
             out[rows] = np.log(total) + top - 0.5 * np.einsum("ij,ij->i", query, query)
             out[rows.start + on] += self._leave_out_log
             if moments:
-                np.copyto(exponent, terms)
                 if hessian:
-                    gradient[rows], along[rows], hessians[rows] = log_kde_moments(exponent, total, query,
-                                                                                   powers)
+                    gradient[rows], along[rows], hessians[rows] = log_kde_moments(terms, total, query, powers)
                 else:
-                    gradient[rows], along[rows] = log_kde_slope(exponent, total, query, anchors, anchors_t)
+                    gradient[rows], along[rows] = log_kde_slope(terms, total, query, anchors_low,
+                                                                lifted_t[:-1])
             bar.update()
 
         try:
@@ -331,7 +399,8 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
             self._anchor_hessian = np.empty((self.n_tree_, d, d))
             self._anchor_hessian[:, upper[0], upper[1]] = hessian
             self._anchor_hessian[:, upper[1], upper[0]] = hessian
-            self._tree = KDTree(self._anchors)
+            if self._tree is None:
+                self._tree = KDTree(self._anchors)
 
     def _interpolate(self, W: np.ndarray, moments: bool = False) -> tuple:
         """Nadaraya–Watson interpolation of the anchors' log-densities, to first order (module
@@ -396,3 +465,9 @@ class TreeDensity(_RebuildsTree, BaseEstimator):
 
     #: queries farther than this (in bandwidths) from every anchor are evaluated directly
     MAX_INTERPOLATION_DISTANCE = 1.5
+
+
+def _row_keys(W: np.ndarray) -> np.ndarray:
+    """The rows of W (float64) as byte strings, -0.0 read as 0.0: equal keys are equal rows."""
+    W = np.ascontiguousarray(W + 0.0)
+    return W.view(np.dtype((np.void, W.dtype.itemsize * W.shape[1]))).ravel()

@@ -68,7 +68,7 @@ class DensityStep:
             else:
                 # C order: the anchors' standard deviations (bandwidths) depend on summation order
                 self._model = self._density_model(False).fit(np.ascontiguousarray(rows[:, active]))
-                if n > self._model.n_tree_:  # interpolated: the anchors' densities made once
+                if self._model.interpolates(n):  # the anchors' densities made once, before shipping
                     self._model._prepare_interpolation()
             self._ambient = self._ambient_for(self._model).prepare()
             shared = backend.share(self._ambient)

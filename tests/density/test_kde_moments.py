@@ -57,3 +57,28 @@ def test_left_out_moments_equal_the_moments_without_the_own_term(d):
     np.testing.assert_allclose(change, np.log((total - 1.0) / total), rtol=1e-12)
     np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(along, expected_along, rtol=1e-7, atol=1e-9)
+
+
+def test_the_slope_in_float32_is_within_its_bound():
+    """On float32 terms and anchors the gradient and the curvature along it are within
+    2 eps32 (‖w‖ + r) r of float64's (r the anchors' largest norm), also at rows 30 and 40
+    bandwidths out, where the curvature is not trivially 0."""
+    rng = np.random.default_rng(5)
+    d = 8
+    anchors = rng.normal(size=(4000, d)) * 6.0
+    anchors -= anchors.mean(axis=0)
+    unit = rng.normal(size=(40, d))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    query = np.vstack([rng.normal(size=(40, d)) * 6.0, 30.0 * unit, 40.0 * unit])
+    log_t = -0.5 * ((query[:, None, :] - anchors[None]) ** 2).sum(axis=-1)
+    terms = np.exp(log_t - log_t.max(axis=1, keepdims=True))
+    total = terms.sum(axis=1)
+    exact = log_kde_slope(terms, total, query, anchors, np.ascontiguousarray(anchors.T))
+    low = anchors.astype(np.float32)
+    single = log_kde_slope(terms.astype(np.float32), total, query, low, np.ascontiguousarray(low.T))
+    radius = np.max(np.linalg.norm(anchors, axis=1))
+    bound = 2 * np.finfo(np.float32).eps * (np.linalg.norm(query, axis=1) + radius) * radius
+    assert np.all(np.abs(single[0] - exact[0]) <= bound[:, None])
+    assert np.all(np.abs(single[1] - exact[1]) <= bound)
+    assert np.max(np.abs(single[1] - exact[1])) > 1e-7  # float32's arithmetic, not float64's
+    assert np.min(np.abs(exact[1][40:])) > 0.1

@@ -239,7 +239,7 @@ def test_scores_at_training_points_and_far_away():
                          [("binned", None, 40), ("tree", None, 40), ("tree", 500, 600)],
                          ids=["binned", "tree-direct", "tree-interpolated"])
 @pytest.mark.parametrize("d", [1, 3])
-def test_scores_keep_rising_past_the_face(d, kde, anchors, steps):
+def test_scores_keep_rising_past_the_face(d, kde, anchors, steps, interpolating):
     """Beyond the data the KDE keeps falling, so the scores at new points must not drop back: the
     binned KDE's slope beyond the data's box is the face's (depth 0), not the smoothing tails' 0;
     the tree KDE's exact slope keeps rising past the face's, and so does its interpolation (more
@@ -261,7 +261,7 @@ def test_boundary_must_be_a_bool():
 
 
 @pytest.mark.parametrize("max_samples", [None, 500])
-def test_tree_kde_scores_are_the_model_applied_to_its_slopes(max_samples):
+def test_tree_kde_scores_are_the_model_applied_to_its_slopes(max_samples, interpolating):
     # direct (every point an anchor) and interpolated (500 anchors)
     X = np.random.default_rng(2).uniform(size=(2000, 2))
     kernel, reg = Matern(0.5, nu=1.5), 2000**-0.75
