@@ -160,16 +160,16 @@ def full_scale_plan(effective_dimension: float, n: int, dim: float) -> tuple[int
     >>> full_scale_plan(1500.0, 100_000, 16)
     (828, 0)
     """
-    mean = effective_dimension / n
+    mean, pivots = effective_dimension / n, pivots_for(n)
     if mean >= DISCRETE_LEVERAGE and n <= ROWS_PER_PIVOT * MAX_PIVOTS:
-        m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT), pivots_for(n) if dim >= HIGH_DIM else 0))
+        m = min(MAX_PIVOTS, max(64, -(-n // DENSE_ROWS_PER_PIVOT), pivots if dim >= HIGH_DIM else 0))
         return m, near_neighbours(n, m)
     if mean >= NEIGHBOURS_LEVERAGE:
-        return pivots_for(n), NEIGHBOURS
+        return pivots, NEIGHBOURS
     if dim >= NEIGHBOURS_DIM:
-        return min(MAX_PIVOTS, max(pivots_for(n), min(n // 4, HIGH_DIM_PIVOTS * pivots_for(n)))), 0
+        return min(MAX_PIVOTS, max(pivots, min(n // 4, HIGH_DIM_PIVOTS * pivots))), 0
     if effective_dimension <= LOW_RANK:
-        return pivots_for(n), 0
+        return pivots, 0
     return None
 
 
