@@ -156,7 +156,8 @@ def far_field(X: np.ndarray, factor: Factor, gamma: float, per_row: float, budge
     for rows in progress(list(row_chunks(X.shape[0], per_row, budget)), verbose=verbose,
                          desc="full-scale far field", unit="block"):
         F, residual = factor.rows(X[rows])
-        weighted += (F / (residual + gamma)[:, None]).T @ F
+        scaled = F / np.sqrt(residual + gamma)[:, None]
+        weighted += scaled.T @ scaled  # a symmetric product (BLAS syrk): half a general one's work
         left += float(np.sum(residual / (residual + gamma)))
         if kept is not None:
             kept[rows] = F
