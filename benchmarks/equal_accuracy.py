@@ -8,9 +8,10 @@ scores, so that a faster competitor's time is read beside what its scores are wo
 Standard normal rows (seed 0); exact scores by Cholesky (``cached_exact_scores``: about 100 s each
 at 20 000 rows on one core, kept in ``--cache``). Each fit runs in this process, timed in process
 CPU seconds (set ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1`` for one thread). Prints a row per fit
-(R-ACC 5th/95th percentile and effective-dimension ratio against exact scores) and appends it to
-``--out`` (JSON lines) as it finishes. A fit that refuses its memory budget is reported as such,
-and the competitor's larger settings are skipped.
+(R-ACC 5th/95th percentile and effective-dimension ratio against exact scores, and whether that is
+within the validation's band, ``validation.grid.is_ok``) and appends it to ``--out`` (JSON lines)
+as it finishes; after each setting, every method's cheapest fit within the band. A fit that refuses
+its memory budget is reported as such, and the competitor's larger settings are skipped.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from spectral_leverage import SpectralLeverage
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.samplers.bless import BLESS
 from spectral_leverage.samplers.recursive_rls import RecursiveRLS
-from spectral_leverage.validation.grid import cached_exact_scores, make_kernel
+from spectral_leverage.validation.grid import cached_exact_scores, is_ok, make_kernel
 
 #: the competitors and the keyword of their oversampling (None: the estimator's own default); each
 #: scored both ways (``scoring``: the leverage of their dictionary's Nyström approximation, the
@@ -46,6 +47,7 @@ def fit_row(estimator, X: np.ndarray, exact: np.ndarray) -> dict:
     accuracy = score_accuracy(estimator.scores_, exact)
     return {"cpu_seconds": round(time.process_time() - start, 2), "p05": round(accuracy["p05"], 3),
             "p95": round(accuracy["p95"], 3), "d_eff_ratio": round(accuracy["scale"], 3),
+            "ok": is_ok(accuracy),
             **({"algorithm": estimator.algorithm_} if hasattr(estimator, "algorithm_") else {})}
 
 
@@ -79,7 +81,7 @@ def main() -> None:
                 runs += [(f"{name} {scoring}", value, cls(kernel, reg, scoring=scoring, random_state=0,
                                                           **({} if value is None else {key: value})))
                          for value in values]
-        refused = set()
+        refused, rows = set(), []
         for name, value, estimator in runs:
             if name in refused:
                 continue
@@ -90,6 +92,13 @@ def main() -> None:
             print(f"{cell:>14} {name:>22} {'' if value is None else value:>5} {found}", flush=True)
             with args.out.open("a") as out:
                 out.write(json.dumps(row) + "\n")
+            rows.append(row)
+        for name in dict.fromkeys(row["method"] for row in rows):
+            within = [row for row in rows if row["method"] == name and row.get("ok")]
+            best = min(within, key=lambda row: row["cpu_seconds"], default=None)
+            setting = "default" if best is None or best["oversampling"] is None else best["oversampling"]
+            found = "none" if best is None else f"{setting}, {best['cpu_seconds']:.2f} s"
+            print(f"{cell:>14} {name:>22} cheapest within the band: {found}", flush=True)
 
 
 if __name__ == "__main__":
