@@ -23,11 +23,34 @@ from ._ambient import (
     knn_density_block,
     knn_radius_block,
 )
+from .plan import LOW_RANK
 
-__all__ = ["AUTO_GRID_BYTES", "DensityStep"]
+__all__ = ["AUTO_GRID_BYTES", "HIGH_DIM_KDE_ANCHORS", "KDE_ANCHORS_DIM", "MAX_SAMPLES", "PROBE_ROWS",
+           "DensityStep"]
 
 #: ``kde="auto"`` bins only grids of at most this many bytes (three float64 copies, 256 MiB)
 AUTO_GRID_BYTES = 2**28
+#: The anchor subsample of ``max_samples="auto"`` (the density's, d''s and the pivots')
+MAX_SAMPLES = 2**14
+#: From this many (active) dimensions the tree KDE of ``max_samples="auto"`` takes
+#: :data:`HIGH_DIM_KDE_ANCHORS` of the anchors at the low-rank end (:meth:`DensityStep._tree_density`).
+#: Its cost is linear in the anchors m, while with Scott's bandwidth the variance of its log-density
+#: falls only as :math:`m^{-4/(d+4)}` (m^-1/3 in 8-D). At the low-rank end the density scores are
+#: replaced by the full-scale leverage or kept only inside the bounds its pivots set
+#: (:func:`~.plan.neighbours_given_pivots`), and a quarter of the anchors changed little: 20 000
+#: standard normal rows in 8-D, λ = n^-1/2, 5th/95th percentiles against exact scores with 4096 and
+#: 16384 anchors, the default on the same path at all eight settings measured and within 0.011 (RBF,
+#: ℓ = 1: 0.938/1.049 and 0.927/1.035). Elsewhere the density scores are the answer and the anchors
+#: matter (32 000 such rows, RBF at ℓ = 1, λ = n^-3/4, the density path: 0.83/1.12 with 16384
+#: anchors, 0.82/1.17 with 4096, and 0.76/1.21 with 4096 at the narrower bandwidth of 16384). In
+#: 16 and 32 dimensions (8000 standard normal rows, the 16 settings of docs/validation.md's "Many
+#: dimensions at n = 8000", six of them at the low-rank end) the default read the same to 0.01.
+KDE_ANCHORS_DIM = 8
+#: ... (a quarter of :data:`MAX_SAMPLES`) ...
+HIGH_DIM_KDE_ANCHORS = 2**12
+#: ... where the density formula's effective dimension read at this many of the anchors (with the
+#: coarser KDE) is at most :data:`~.plan.LOW_RANK`
+PROBE_ROWS = 1024
 
 
 class DensityStep:
@@ -36,7 +59,8 @@ class DensityStep:
     reads the estimator's parameters (``density``, ``bandwidth``, ``kde``, ``boundary``,
     ``n_neighbors``, ``memory_budget``, ``random_state``, ``verbose``) and the state its fit set
     before (``_active``, ``_length``, ``_mean_length``, ``_spec``, ``_reg``, ``_max_samples``,
-    ``intrinsic_dim_``)."""
+    ``_auto_samples``, ``intrinsic_dim_``), and turns densities into scores by its
+    ``_scores_from_density``."""
 
     def _density(self, backend, X, Z, rows, on_manifold: bool, low, high, std) -> tuple:
         """(p_unit, p_score): the density at every row of X in unit-length-scale coordinates, and
@@ -67,7 +91,7 @@ class DensityStep:
                 self._model.smooth(counts, n)
             else:
                 # C order: the anchors' standard deviations (bandwidths) depend on summation order
-                self._model = self._density_model(False).fit(np.ascontiguousarray(rows[:, active]))
+                self._model = self._tree_density(np.ascontiguousarray(rows[:, active]), n)
                 if self._model.interpolates(n):  # the anchors' densities made once, before shipping
                     self._model._prepare_interpolation()
             self._ambient = self._ambient_for(self._model).prepare()
@@ -79,17 +103,31 @@ class DensityStep:
                 p_unit, p_score = both[:, 0], both[:, 1]
         return p_unit, p_score
 
-    def _density_model(self, on_manifold: bool):
-        """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE."""
+    def _density_model(self, on_manifold: bool, max_samples: int | None = None):
+        """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE (on
+        ``max_samples`` of the anchors; default: all of them)."""
         if on_manifold:
             return KNNDensity(
                 self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self._max_samples,
                 memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
             )
         return TreeDensity(
-            self.bandwidth, max_samples=self._max_samples,
+            self.bandwidth, max_samples=self._max_samples if max_samples is None else max_samples,
             memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
         )
+
+    def _tree_density(self, anchors: np.ndarray, n: int) -> TreeDensity:
+        """The tree KDE fitted on the anchors' active features: with ``max_samples="auto"``, in
+        :data:`KDE_ANCHORS_DIM` or more of them, on :data:`HIGH_DIM_KDE_ANCHORS` of the anchors where
+        the density formula's effective dimension over n rows, read at :data:`PROBE_ROWS` of them,
+        puts the fit at the low-rank end (:data:`~.plan.LOW_RANK`); else on all of them."""
+        m, d = anchors.shape
+        if self._auto_samples and d >= KDE_ANCHORS_DIM and m > HIGH_DIM_KDE_ANCHORS:
+            model = self._density_model(False, HIGH_DIM_KDE_ANCHORS).fit(anchors)
+            _, p_score = self._ambient_for(model).prepare()(anchors[::max(1, m // PROBE_ROWS)])
+            if float(np.mean(self._scores_from_density(p_score, n))) <= LOW_RANK:
+                return model
+        return self._density_model(False).fit(anchors)
 
     def _binned_layout(self, n: int, std, low, high, bulk) -> BinnedDensity | None:
         """The binned KDE with its grid laid out for the active features' statistics, or None when

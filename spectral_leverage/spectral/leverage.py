@@ -49,7 +49,7 @@ from ..base import LeverageSampler
 from ..density import KNNDensity, _anchor_indices
 from ..kernels import check_spectral_nu, parse_kernel, resolve_kernel
 from ._ambient import capped_scores, check_spread, choose_dimension, given_density
-from ._density_step import DensityStep
+from ._density_step import MAX_SAMPLES, DensityStep
 from .full_scale import full_scale_scores
 from .plan import full_scale_plan, pivots_for
 from .quadrature import INTEGRALS, check_integral, sa_scores, score_function
@@ -130,9 +130,12 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         centres drawn by ``random_state``); "auto" the latter where faiss is installed and the tree
         is slower, from 25 000 rows in an (intrinsic) dimension of 8 and 150 000 in 7
         (:func:`~spectral_leverage.backends._neighbours.approximate_from`). Dask input: exact.
-    max_samples : int or None, default=16384
+    max_samples : "auto", int or None, default="auto"
         Size of the anchor subsample of the tree KDE and the k-NN density (and of the intrinsic-
-        dimension estimate); None uses every point (the tree KDE then costs :math:`O(n^2)`).
+        dimension estimate and the full-scale leverage's pivots); None uses every point (the tree
+        KDE then costs :math:`O(n^2)`). "auto": 16384, of which the tree KDE takes
+        :data:`~._density_step.HIGH_DIM_KDE_ANCHORS` (4096) in :data:`~._density_step.KDE_ANCHORS_DIM`
+        (8) or more dimensions, where more anchors buy little accuracy for their cost.
     memory_budget : int, default=1 GiB
         Bytes of temporaries: the binned KDE's grid (``kde="auto"`` bins only grids within
         min(budget, 256 MiB)), the full-scale factor and its matrices, and the row blocks (each at
@@ -207,7 +210,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         "boundary": ["boolean"],
         "n_neighbors": POSITIVE_INT,
         "neighbor_search": [StrOptions(set(SEARCHES))],
-        "max_samples": [NumericInterval(Integral, 1, None, closed="left"), None],
+        "max_samples": [StrOptions({"auto"}), NumericInterval(Integral, 1, None, closed="left"), None],
         "max_tree_size": [NumericInterval(Integral, 1, None, closed="left"), None,
                           Hidden(StrOptions({"deprecated"}))],
         "memory_budget": MEMORY_BUDGET,
@@ -219,7 +222,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
     def __init__(self, kernel=None, reg: float = DEFAULT_REG, *, algorithm: str = "auto", bandwidth="scott",
                  integral: str = "quadrature", intrinsic_dim="auto", density=None, kde: str = "auto",
                  boundary: bool = True, n_neighbors: int = 50, neighbor_search: str = "auto",
-                 max_samples: int | None = 2**14, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                 max_samples: int | str | None = "auto", memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  random_state=None, verbose: bool = False, max_tree_size="deprecated", n_jobs=None):
         self.kernel = kernel
         self.reg = reg
@@ -265,7 +268,9 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         if self.density is not None:
             backend.require_in_memory("density", "the density is estimated from the data; a known "
                                       "density can be passed for in-memory data")
-        self._max_samples = renamed(self, "max_tree_size", "max_samples", removed_in="0.3")
+        chosen = renamed(self, "max_tree_size", "max_samples", removed_in="0.3")
+        self._auto_samples = isinstance(chosen, str)  # "auto"
+        self._max_samples = MAX_SAMPLES if self._auto_samples else chosen
         if self._max_samples is None:
             backend.require_in_memory("max_samples=None", "it evaluates the KDE at every point; "
                                       "give an int (default 16384)")

@@ -385,6 +385,23 @@ def test_max_tree_size_is_a_deprecated_alias_of_max_samples():
     assert new._model.n_tree_ == 500
 
 
+@pytest.mark.parametrize(("d", "length_scale", "max_samples", "anchors"),
+                         [(8, 3.0, "auto", 4096), (8, 1.0, "auto", 5000), (7, 3.0, "auto", 5000),
+                          (8, 3.0, 5000, 5000)])
+def test_the_tree_kde_takes_a_quarter_of_the_anchors_at_the_low_rank_end(d, length_scale, max_samples,
+                                                                         anchors):
+    """``max_samples="auto"``: in 8 or more active dimensions the tree KDE takes 4096 of the 16384
+    anchors where the density formula's effective dimension (read at 1024 of them) is at most 512,
+    the low-rank end (``_density_step.HIGH_DIM_KDE_ANCHORS``); all of them where it is more (RBF at
+    ℓ = 1 in 8-D, λ = 1/n), or in fewer dimensions; an int is taken as given."""
+    n = 5000
+    X = np.random.default_rng(0).normal(size=(n, d))
+    sl = SpectralLeverage(RBF(length_scale), 1 / n, algorithm="density", intrinsic_dim=None,
+                          max_samples=max_samples, random_state=0).fit(X)
+    assert sl._model.n_tree_ == anchors
+    assert (sl.effective_dimension_ <= 512) == (length_scale == 3.0)  # the end each setting is at
+
+
 def test_matern_nu_below_minimum_is_refused_not_silently_low():
     """Issue 38: Matern(1.0, nu=0.01), 2000 uniform rows in 3-D, λ = 1e-3 read 0.60x the exact
     effective dimension with no warning; a ν below MIN_NU is now refused, naming nu and the fix."""
