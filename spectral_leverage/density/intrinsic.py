@@ -60,6 +60,7 @@ import numpy as np
 from pykdtree.kdtree import KDTree
 
 from .._validation import check_data, check_samples
+from ._row_keys import row_keys
 from .bandwidth import _anchor_indices
 
 __all__ = ["intrinsic_dimension"]
@@ -136,13 +137,11 @@ def intrinsic_dimension(X, *, k_min: int = 50, k_max: int = 100, max_samples: in
     # (rows of magnitude 1e-150 in the kernel's units had zero distances between distinct rows)
     spread = float(np.max(np.ptp(X, axis=0)))
     X = np.ascontiguousarray(X / spread if spread > 0 else X)
-    tree = KDTree(X)
-    nearest, _ = tree.query(X, k=2)  # a zero distance to the second neighbour: a duplicate
-    if np.any(nearest.reshape(-1, 2)[:, 1] == 0):
-        X = np.unique(X, axis=0)  # a sort of every row, so only when needed
+    if np.unique(row_keys(X)).size < X.shape[0]:  # duplicate rows: their zero distances have no log
+        X = np.unique(X, axis=0)
         if X.shape[0] < 3:
             return too_few
-        tree = KDTree(X)
+    tree = KDTree(X)
     # at most a 40th of the points: larger neighbourhoods of a small sample reach its boundary
     k_max = min(k_max, max(MIN_NEIGHBOURS, X.shape[0] // 40))
     dist, neighbours = _neighbours(tree, X, k_max, max_queries)

@@ -87,6 +87,7 @@ from .._validation import (
     validate_params,
 )
 from ._kde_moments import anchor_powers, log_kde_moments, log_kde_slope
+from ._row_keys import row_keys
 from ._tree_interpolation import _Interpolation
 from ._tree_pickling import _RebuildsTree
 from .bandwidth import _anchor_indices, _scale_factors, feature_bandwidths
@@ -186,7 +187,7 @@ class TreeDensity(_RebuildsTree, _Interpolation, BaseEstimator):
         self._dtype = np.float32 if single else np.float64
         # the anchors' rows as byte strings, sorted: a query row is matched to the anchor it is
         # bitwise (+ 0.0: -0.0 reads as 0.0) in O(log m)
-        self._anchor_keys = _row_keys(self._anchors)
+        self._anchor_keys = row_keys(self._anchors)
         self._anchor_order = np.argsort(self._anchor_keys, kind="stable")
         self._anchor_keys = self._anchor_keys[self._anchor_order]
         if np.finfo(float).eps * radius**2 > self.MAX_LOG_ERROR:
@@ -280,7 +281,7 @@ class TreeDensity(_RebuildsTree, _Interpolation, BaseEstimator):
 
     def _on_anchor(self, W: np.ndarray) -> np.ndarray:
         """Index of the anchor each whitened row of W is bitwise (an exact copy of), else -1."""
-        keys = _row_keys(W)
+        keys = row_keys(W)
         at = np.minimum(np.searchsorted(self._anchor_keys, keys), self._anchor_keys.shape[0] - 1)
         return np.where(self._anchor_keys[at] == keys, self._anchor_order[at], -1)
 
@@ -347,9 +348,3 @@ class TreeDensity(_RebuildsTree, _Interpolation, BaseEstimator):
         out += self._log_norm
         return (out, gradient, along, hessians) if hessian else (out, gradient, along)
 
-
-
-def _row_keys(W: np.ndarray) -> np.ndarray:
-    """The rows of W (float64) as byte strings, -0.0 read as 0.0: equal keys are equal rows."""
-    W = np.ascontiguousarray(W + 0.0)
-    return W.view(np.dtype((np.void, W.dtype.itemsize * W.shape[1]))).ravel()
