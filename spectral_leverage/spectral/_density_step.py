@@ -39,7 +39,7 @@ MAX_SAMPLES = 2**14
 #: replaced by the full-scale leverage or kept only inside the bounds its pivots set
 #: (:func:`~.plan.neighbours_given_pivots`), and a quarter of the anchors changed little: 20 000
 #: standard normal rows in 8-D, λ = n^-1/2, 5th/95th percentiles against exact scores with 4096 and
-#: 16384 anchors, the default on the same path at all eight settings measured and within 0.011 (RBF,
+#: 16384 anchors, the default on the same path at all eight settings measured and within 0.014 (RBF,
 #: ℓ = 1: 0.938/1.049 and 0.927/1.035). Elsewhere the density scores are the answer and the anchors
 #: matter (32 000 such rows, RBF at ℓ = 1, λ = n^-3/4, the density path: 0.83/1.12 with 16384
 #: anchors, 0.82/1.17 with 4096, and 0.76/1.21 with 4096 at the narrower bandwidth of 16384). In
