@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from spectral_leverage.metrics import score_accuracy
+from spectral_leverage.validation.grid import is_ok
+
 
 def read_rows(path: Path | None) -> list[dict]:
     """The rows of ``path`` (none when it is None or absent)."""
@@ -32,3 +35,11 @@ def parse_run_args(parser, summarise) -> object | None:
         summarise(read_rows(args.summarise))
         return None
     return args
+
+
+def accuracy_fields(scores, exact) -> dict:
+    """R-ACC's 5th/95th percentiles and effective-dimension ratio of ``scores`` against ``exact``
+    (to 3 places), and whether they lie within the validation's band (``validation.grid.is_ok``)."""
+    accuracy = score_accuracy(scores, exact)
+    return {"p05": round(accuracy["p05"], 3), "p95": round(accuracy["p95"], 3),
+            "d_eff_ratio": round(accuracy["scale"], 3), "ok": is_ok(accuracy)}

@@ -23,12 +23,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _rows import accuracy_fields
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.samplers.bless import BLESS
 from spectral_leverage.samplers.recursive_rls import RecursiveRLS
-from spectral_leverage.validation.grid import cached_exact_scores, is_ok, make_kernel
+from spectral_leverage.validation.grid import cached_exact_scores, make_kernel
 
 #: the competitors and the keyword of their oversampling (None: the estimator's own default); each
 #: scored both ways (``scoring``: the leverage of their dictionary's Nyström approximation, the
@@ -44,10 +44,8 @@ def fit_row(estimator, X: np.ndarray, exact: np.ndarray) -> dict:
         estimator.fit(X)
     except ValueError as err:  # a dictionary past the memory budget
         return {"error": str(err).splitlines()[0][:100]}
-    accuracy = score_accuracy(estimator.scores_, exact)
-    return {"cpu_seconds": round(time.process_time() - start, 2), "p05": round(accuracy["p05"], 3),
-            "p95": round(accuracy["p95"], 3), "d_eff_ratio": round(accuracy["scale"], 3),
-            "ok": is_ok(accuracy),
+    accuracy = accuracy_fields(estimator.scores_, exact)
+    return {"cpu_seconds": round(time.process_time() - start, 2), **accuracy,
             **({"algorithm": estimator.algorithm_} if hasattr(estimator, "algorithm_") else {})}
 
 

@@ -34,14 +34,14 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from _rows import accuracy_fields
 from scipy.linalg import cholesky, solve_triangular
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.pivoted_cholesky import subsample_pivots
 from spectral_leverage.samplers._dictionary import weighted_rls
 from spectral_leverage.samplers.bless import BLESS
-from spectral_leverage.validation.grid import cached_exact_scores, is_ok, make_kernel
+from spectral_leverage.validation.grid import cached_exact_scores, make_kernel
 
 
 def fitc_leverage(X: np.ndarray, kernel, reg: float, pivots: int, rng: np.random.Generator) -> np.ndarray:
@@ -87,11 +87,7 @@ def timed(method, exact: np.ndarray | None) -> dict:
     start = time.process_time()
     scores = method()
     row = {"cpu_seconds": round(time.process_time() - start, 2), "d_eff": round(float(scores.mean()), 2)}
-    if exact is not None:
-        accuracy = score_accuracy(scores, exact)
-        row |= {"p05": round(accuracy["p05"], 3), "p95": round(accuracy["p95"], 3),
-                "d_eff_ratio": round(accuracy["scale"], 3), "ok": is_ok(accuracy)}
-    return row
+    return row if exact is None else row | accuracy_fields(scores, exact)
 
 
 def main() -> None:
