@@ -3,7 +3,8 @@
     python validation/middle_table.py [--n 8000] [--data casp,normal8,ccpp]
         [--cells matern1.5:0.5,...] [--reg-exponents 1] [--variants 1024/32,2048/32] [--cache DIR]
 
-For each data set (``normal<d>``: standard normal in d dimensions, seed 0; ``manifold<d>``: a 4-D
+For each data set (``normal<d>``: standard normal in d dimensions, seed 0; ``bimodal<d>``:
+:func:`~spectral_leverage.datasets.make_bimodal`, seed 0, not standardised; ``manifold<d>``: a 4-D
 cube in d dimensions with noise 0.01 (:func:`~spectral_leverage.datasets.make_embedded`, seed 0),
 standardised; a name: that CSV of
 ``../shared/data``, standardised, n rows drawn with seed 0), cell ``family:ℓ`` and λ = n^-a (a in
@@ -29,7 +30,7 @@ import numpy as np
 from pykdtree.kdtree import KDTree
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.datasets import make_embedded
+from spectral_leverage.datasets import make_bimodal, make_embedded
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.spectral import leverage
 from spectral_leverage.spectral.plan import full_scale_plan
@@ -42,6 +43,8 @@ CELLS = ",".join(f"{f}:{ell}" for f in ("matern1.5", "matern2.5", "rbf") for ell
 def data(name: str, n: int, shared: Path) -> np.ndarray:
     if name.startswith("normal"):
         return np.random.default_rng(0).normal(size=(n, int(name[len("normal"):])))
+    if name.startswith("bimodal"):
+        return make_bimodal(n, int(name[len("bimodal"):]), random_state=0)
     if name.startswith("manifold"):
         X = make_embedded(n, int(name[len("manifold"):]), n_latent=4, random_state=0)
         return (X - X.mean(axis=0)) / X.std(axis=0)

@@ -104,7 +104,7 @@ from ..backends import backend_for
 from ..backends._neighbours import resolve_search
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
 from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
-from .plan import neighbours_given_pivots, tail_share, tail_too_large
+from .plan import neighbours_given_pivots, tail_share, tail_too_large, tail_trusted
 from .tail import TailVariance
 
 __all__ = ["full_scale_leverage", "full_scale_scores", "group_anchors"]
@@ -310,7 +310,8 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
             density.min(), density.max()))) if left > 0 else unlearned
         leverage = backend.map_rows(tail_leverage, X, density[:, None], backend.share((near_field, tail)),
                                     per_row, quarter, verbose)
-        _warn_if_tail_in_high_dimension(captured, left, dim)
+        if not tail_trusted(n, len(pivots), captured, left):
+            _warn_if_tail_in_high_dimension(captured, left, dim)
     return leverage, pivots, search
 
 

@@ -13,9 +13,10 @@ import logging
 
 import numpy as np
 
-__all__ = ["BOUNDS_SLACK", "HIGH_DIM_PIVOTS", "HIGH_DIM_TAIL_SHARE", "NEIGHBOURS_DIM", "full_scale_plan",
+__all__ = ["BOUNDS_SLACK", "HIGH_DIM_PIVOTS", "HIGH_DIM_TAIL_SHARE", "NEIGHBOURS_DIM", "PIVOTS_PER_WINDOW",
+           "full_scale_plan",
            "near_neighbours", "neighbours_given_pivots", "pivots_for", "tail_share", "tail_too_large",
-           "within_bounds"]
+           "tail_trusted", "within_bounds"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,21 @@ HIGH_DIM = 8
 #: 0.945; 18 %, 0.898; d' = 12: 25 %, 0.797; 41 %, 0.714; d' = 16: 36 %, 0.705; d' = 20: 42 %,
 #: 0.655): a warning there where the pivots leave it more than this share.
 HIGH_DIM_TAIL_SHARE = 0.1
+#: Pivots per equivalent-kernel window from which sparse pivots (more than :data:`ROWS_PER_PIVOT`
+#: rows each) take the tail integral in place of the density scores, however much of the ridge
+#: degrees of freedom their residual holds (:func:`tail_trusted`): the windows then hold more than
+#: 2 :data:`ROWS_PER_PIVOT` rows each, enough for the tail integral's density formula, and the
+#: factor resolves what the density misses between them (a tight mode, say). 20 000 rows, λ =
+#: n^-1/2, 926 pivots (6.6-16 a window) against exact scores, the density scores kept by the rule
+#: before / the tail integral: the bimodal design in 8-D (0.9 U[0,1]^8 + 0.1 N(1.5, 0.05²)), Matérn ½
+#: at ℓ = 0.5 and 1, 0.94/1.35 and 0.92/1.29 / 0.98/1.02 and 0.98/1.01; CASP (d' = 4), Matérn ½ at
+#: ℓ = 0.5 and 1, 0.91/1.05 and 0.84/1.09 / 0.98/1.03 and 0.97/1.03, and at ℓ = 2, λ = n^-3/4 (2.3 a
+#: window), 0.90/1.09 / 0.93/1.07; standard normal rows in 8-D, five kernels and ℓ, within 0.01 of
+#: the density scores or closer (Matérn ½ at ℓ = 2: 0.92/1.10 / 0.98/1.01). With 256 pivots (1.8-4.5
+#: a window) the same nine read within [0.90, 1.10]. Not at one pivot a window: 20 000 standard
+#: normal rows in 3-D, Matérn 5/2 at ℓ = 1, λ = 1/n, 512 pivots for an effective dimension of 473,
+#: the tail integral 0.86/1.16, the density scores 0.97/1.08.
+PIVOTS_PER_WINDOW = 2
 #: The pivots' bounds on the exact effective dimension are counted on their subsample (16 384 rows
 #: by default) and scaled to n: an estimate within this factor is taken as inside them
 #: (:func:`within_bounds`).
@@ -185,11 +201,12 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
     answer, not a correction. There the rows are conditioned on their neighbours
     (:func:`near_neighbours`) if the pivots are dense (:math:`n/m \le k/2`, k = :data:`NEIGHBOURS`;
     the density the tail integral leans on may be wrong where the neighbours need none: d = 20,
-    standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density formula's d_eff 64 for an exact 303),
-    and the density scores are kept if not (unless ``forced``: the user asked for the full-scale
-    leverage): at n = 20 000, λ = 1/n, the rule picks the closer of the two at every setting
-    measured (docs/validation.md, "Which estimate where"). They are kept only where their effective
-    dimension lies within the bounds the pivots set on the exact one (:func:`within_bounds`);
+    standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density formula's d_eff 64 for an exact 303).
+    Sparse pivots keep the tail integral where they are at least :data:`PIVOTS_PER_WINDOW` a window
+    (:func:`tail_trusted`), and the density scores are kept if not (unless ``forced``: the user asked
+    for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks the closer of the two at
+    every setting measured (docs/validation.md, "Which estimate where"). They are kept only where
+    their effective dimension lies within the bounds the pivots set on the exact one (:func:`within_bounds`);
     outside them they are wrong however the residual is learned, and the rows are conditioned on
     their :data:`NEIGHBOURS` nearest instead: a residual the pivots cannot hold at all is
     short-ranged (noise off a low-dimensional manifold, say), which the tail integral's density
@@ -207,8 +224,10 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
     --------
     >>> neighbours_given_pivots(20_000, 926, 300.0, 100.0, 3, 350.0, False)  # the factor holds most
     0
-    >>> neighbours_given_pivots(20_000, 926, 100.0, 300.0, 3, 350.0, False)  # inside [100, 400]
-    >>> neighbours_given_pivots(20_000, 926, 100.0, 300.0, 3, 10.0, False)  # outside
+    >>> neighbours_given_pivots(20_000, 926, 30.0, 70.0, 3, 90.0, False)  # 9 pivots a window
+    0
+    >>> neighbours_given_pivots(20_000, 926, 200.0, 300.0, 3, 350.0, False)  # inside [200, 500]
+    >>> neighbours_given_pivots(20_000, 926, 200.0, 300.0, 3, 10.0, False)  # outside
     32
     """
     if not (left > captured or tail_too_large(captured, left, dim)):
@@ -217,7 +236,7 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
         return near_neighbours(n, pivots)
     if dim >= NEIGHBOURS_DIM:
         return NEIGHBOURS
-    if left <= captured or forced:
+    if left <= captured or forced or tail_trusted(n, pivots, captured, left):
         return 0
     if within_bounds(effective_dimension, captured, left):
         return None
@@ -237,6 +256,20 @@ def within_bounds(effective_dimension: float, captured: float, left: float) -> b
     them: 10⁵ rows of a 4-D cube in 32-D with noise 0.01 (standardised), RBF at ℓ = 6, λ = 1/n,
     the density formula's 9.6 against bounds [235, 478] (414 pivots)."""
     return BOUNDS_SLACK * captured <= effective_dimension <= (captured + left) / BOUNDS_SLACK
+
+
+def tail_trusted(n: int, pivots: int, captured: float, left: float) -> bool:
+    r"""Whether the tail integral holds however much the residual of m = ``pivots`` sparse pivots
+    holds: at least :data:`PIVOTS_PER_WINDOW` of them a window, counted against the pivots' upper
+    bound on the exact effective dimension (``captured + left``, :func:`within_bounds`), with more
+    than :data:`ROWS_PER_PIVOT` rows a pivot.
+
+    Examples
+    --------
+    >>> tail_trusted(20_000, 926, 30.0, 70.0), tail_trusted(20_000, 926, 200.0, 300.0)
+    (True, False)
+    """
+    return n > ROWS_PER_PIVOT * pivots and pivots >= PIVOTS_PER_WINDOW * (captured + left)
 
 
 def tail_share(captured: float, left: float) -> float:
