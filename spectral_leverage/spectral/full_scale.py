@@ -310,7 +310,7 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
             density.min(), density.max()))) if left > 0 else unlearned
         leverage = backend.map_rows(tail_leverage, X, density[:, None], backend.share((near_field, tail)),
                                     per_row, quarter, verbose)
-        if not tail_trusted(n, len(pivots), captured, left):
+        if not tail_trusted(n, len(pivots), captured, left, dim):
             _warn_if_tail_in_high_dimension(captured, left, dim)
     return leverage, pivots, search
 

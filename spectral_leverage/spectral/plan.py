@@ -14,9 +14,8 @@ import logging
 import numpy as np
 
 __all__ = ["BOUNDS_SLACK", "HIGH_DIM_PIVOTS", "HIGH_DIM_TAIL_SHARE", "NEIGHBOURS_DIM", "PIVOTS_PER_WINDOW",
-           "full_scale_plan",
-           "near_neighbours", "neighbours_given_pivots", "pivots_for", "tail_share", "tail_too_large",
-           "tail_trusted", "within_bounds"]
+           "TAIL_TRUSTED_DIM", "full_scale_plan", "near_neighbours", "neighbours_given_pivots", "pivots_for",
+           "tail_share", "tail_too_large", "tail_trusted", "within_bounds"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +82,13 @@ HIGH_DIM_TAIL_SHARE = 0.1
 #: normal rows in 3-D, Matérn 5/2 at ℓ = 1, λ = 1/n, 512 pivots for an effective dimension of 473,
 #: the tail integral 0.86/1.16, the density scores 0.97/1.08.
 PIVOTS_PER_WINDOW = 2
+#: ... in more than this many (intrinsic) dimensions, where the density comes from the tree KDE or
+#: the k-NN density and the density scores carry its error in full. In three, with the binned KDE,
+#: the one setting of 20 000 rows it changed read the same either way (standard normal rows,
+#: Matérn ½ at ℓ = 0.5, λ = n^-1/2: 0.98/1.02), and at 10⁵ rows, where it changed four (standard
+#: normal and bimodal rows, λ = n^-1/2), the tail integral took 3.4-5.8x the density scores' time
+#: (3.2-4.1 CPU s against 0.54-1.16 s, one thread).
+TAIL_TRUSTED_DIM = 3
 #: The pivots' bounds on the exact effective dimension are counted on their subsample (16 384 rows
 #: by default) and scaled to n: an estimate within this factor is taken as inside them
 #: (:func:`within_bounds`).
@@ -203,12 +209,13 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
     the density the tail integral leans on may be wrong where the neighbours need none: d = 20,
     standard normal, n = 4000, Matérn 3/2, ℓ = 3, the density formula's d_eff 64 for an exact 303).
     Sparse pivots keep the tail integral where they are at least :data:`PIVOTS_PER_WINDOW` a window
-    (:func:`tail_trusted`), and the density scores are kept if not (unless ``forced``: the user asked
-    for the full-scale leverage): at n = 20 000, λ = 1/n, the rule picks the closer of the two at
-    every setting measured (docs/validation.md, "Which estimate where"). They are kept only where
-    their effective dimension lies within the bounds the pivots set on the exact one (:func:`within_bounds`);
-    outside them they are wrong however the residual is learned, and the rows are conditioned on
-    their :data:`NEIGHBOURS` nearest instead: a residual the pivots cannot hold at all is
+    in more than three dimensions (:func:`tail_trusted`), and the density scores are kept if not
+    (unless ``forced``: the user asked for the full-scale leverage): at n = 20 000, λ = 1/n, the
+    rule picks the closer of the two at every setting measured (docs/validation.md, "Which
+    estimate where"). They are kept only where their effective dimension lies within the bounds
+    the pivots set on the exact one (:func:`within_bounds`); outside them they are wrong however
+    the residual is learned, and the rows are conditioned on their :data:`NEIGHBOURS` nearest
+    instead: a residual the pivots cannot hold at all is
     short-ranged (noise off a low-dimensional manifold, say), which the tail integral's density
     would take as learned (2000 rows of a 4-D cube in 32-D with noise 0.02, standardised, RBF at
     ℓ = 6, λ = 1/n, 100 pivots, against exact scores: the density scores 0.72/1.31 (0.08x the
@@ -224,7 +231,7 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
     --------
     >>> neighbours_given_pivots(20_000, 926, 300.0, 100.0, 3, 350.0, False)  # the factor holds most
     0
-    >>> neighbours_given_pivots(20_000, 926, 30.0, 70.0, 3, 90.0, False)  # 9 pivots a window
+    >>> neighbours_given_pivots(20_000, 926, 30.0, 70.0, 8, 90.0, False)  # 9 pivots a window
     0
     >>> neighbours_given_pivots(20_000, 926, 200.0, 300.0, 3, 350.0, False)  # inside [200, 500]
     >>> neighbours_given_pivots(20_000, 926, 200.0, 300.0, 3, 10.0, False)  # outside
@@ -236,7 +243,7 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
         return near_neighbours(n, pivots)
     if dim >= NEIGHBOURS_DIM:
         return NEIGHBOURS
-    if left <= captured or forced or tail_trusted(n, pivots, captured, left):
+    if left <= captured or forced or tail_trusted(n, pivots, captured, left, dim):
         return 0
     if within_bounds(effective_dimension, captured, left):
         return None
@@ -258,18 +265,22 @@ def within_bounds(effective_dimension: float, captured: float, left: float) -> b
     return BOUNDS_SLACK * captured <= effective_dimension <= (captured + left) / BOUNDS_SLACK
 
 
-def tail_trusted(n: int, pivots: int, captured: float, left: float) -> bool:
-    r"""Whether the tail integral holds however much the residual of m = ``pivots`` sparse pivots
-    holds: at least :data:`PIVOTS_PER_WINDOW` of them a window, counted against the pivots' upper
-    bound on the exact effective dimension (``captured + left``, :func:`within_bounds`), with more
-    than :data:`ROWS_PER_PIVOT` rows a pivot.
+def tail_trusted(n: int, pivots: int, captured: float, left: float, dim: float) -> bool:
+    r"""Whether the tail integral is taken over the density scores however much the residual of
+    m = ``pivots`` sparse pivots holds: at least :data:`PIVOTS_PER_WINDOW` of them a window, counted
+    against the pivots' upper bound on the exact effective dimension (``captured + left``,
+    :func:`within_bounds`), with more than :data:`ROWS_PER_PIVOT` rows a pivot, in more than
+    :data:`TAIL_TRUSTED_DIM` (intrinsic) dimensions.
 
     Examples
     --------
-    >>> tail_trusted(20_000, 926, 30.0, 70.0), tail_trusted(20_000, 926, 200.0, 300.0)
+    >>> tail_trusted(20_000, 926, 30.0, 70.0, 8), tail_trusted(20_000, 926, 200.0, 300.0, 8)
     (True, False)
+    >>> tail_trusted(20_000, 926, 30.0, 70.0, 3)
+    False
     """
-    return n > ROWS_PER_PIVOT * pivots and pivots >= PIVOTS_PER_WINDOW * (captured + left)
+    return (dim > TAIL_TRUSTED_DIM and n > ROWS_PER_PIVOT * pivots
+            and pivots >= PIVOTS_PER_WINDOW * (captured + left))
 
 
 def tail_share(captured: float, left: float) -> float:
