@@ -184,15 +184,16 @@ def full_scale_scores(X, kernel, spec, reg: float, density_scores, density, dim:
     leverage, _, search = full_scale_leverage(
         X, kernel, spec, reg, density=density, dim=dim, max_pivots=max_pivots, n_neighbors=neighbours,
         max_samples=max_samples, memory_budget=memory_budget, rng=rng, pivots=drawn,
-        neighbor_search=neighbor_search, verbose=verbose)
+        neighbor_search=neighbor_search, verbose=verbose,
+        warn_tail=not tail_trusted(n, len(drawn.pivots), drawn.captured, drawn.left, dim))
     return backend_for(X).persist(n * leverage), "full-scale", search
 
 
 def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
                         max_pivots: int, n_neighbors: int, max_samples: int | None, memory_budget: float,
                         rng: np.random.Generator, pivots: Subsample | None = None,
-                        neighbor_search: str = "auto",
-                        verbose: bool = False) -> tuple[np.ndarray, np.ndarray, str | None]:
+                        neighbor_search: str = "auto", verbose: bool = False,
+                        warn_tail: bool = True) -> tuple[np.ndarray, np.ndarray, str | None]:
     r"""Leverage :math:`l_i` of every row of X by the full-scale approximation (module docstring).
 
     The same lines run on a NumPy or a Dask array (:mod:`spectral_leverage.backends`): the pivots
@@ -232,6 +233,10 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         inverted lists, their centres drawn by ``rng``, where the k-d tree is slow); on Dask exact.
     verbose : bool, default=False
         Progress bars (stderr) over the far field's and the near field's row blocks.
+    warn_tail : bool, default=True
+        Warn where the tail integral would learn too much in many dimensions
+        (:func:`~.plan.tail_too_large`); :func:`full_scale_scores` passes False where its pivots
+        resolve every window (:func:`~.plan.tail_trusted`, on the pivots' own counts).
 
     Returns
     -------
@@ -310,7 +315,7 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
             density.min(), density.max()))) if left > 0 else unlearned
         leverage = backend.map_rows(tail_leverage, X, density[:, None], backend.share((near_field, tail)),
                                     per_row, quarter, verbose)
-        if not tail_trusted(n, len(pivots), captured, left, dim):
+        if warn_tail:
             _warn_if_tail_in_high_dimension(captured, left, dim)
     return leverage, pivots, search
 

@@ -68,26 +68,27 @@ HIGH_DIM = 8
 #: 0.655): a warning there where the pivots leave it more than this share.
 HIGH_DIM_TAIL_SHARE = 0.1
 #: Pivots per equivalent-kernel window from which sparse pivots (more than :data:`ROWS_PER_PIVOT`
-#: rows each) take the tail integral in place of the density scores, however much of the ridge
-#: degrees of freedom their residual holds (:func:`tail_trusted`): the windows then hold more than
-#: 2 :data:`ROWS_PER_PIVOT` rows each, enough for the tail integral's density formula, and the
-#: factor resolves what the density misses between them (a tight mode, say). 20 000 rows, λ =
-#: n^-1/2, 926 pivots (6.6-16 a window) against exact scores, the density scores kept by the rule
-#: before / the tail integral: the bimodal design in 8-D (0.9 U[0,1]^8 + 0.1 N(1.5, 0.05²)), Matérn ½
-#: at ℓ = 0.5 and 1, 0.94/1.35 and 0.92/1.29 / 0.98/1.02 and 0.98/1.01; CASP (d' = 4), Matérn ½ at
-#: ℓ = 0.5 and 1, 0.91/1.05 and 0.84/1.09 / 0.98/1.03 and 0.97/1.03, and at ℓ = 2, λ = n^-3/4 (2.3 a
-#: window), 0.90/1.09 / 0.93/1.07; standard normal rows in 8-D, five kernels and ℓ, within 0.01 of
-#: the density scores or closer (Matérn ½ at ℓ = 2: 0.92/1.10 / 0.98/1.01). With 256 pivots (1.8-4.5
-#: a window) the same nine read within [0.90, 1.10]. Not at one pivot a window: 20 000 standard
-#: normal rows in 3-D, Matérn 5/2 at ℓ = 1, λ = 1/n, 512 pivots for an effective dimension of 473,
-#: the tail integral 0.86/1.16, the density scores 0.97/1.08.
+#: rows each) take the tail integral in place of the density scores they would keep, however much
+#: of the ridge degrees of freedom their residual holds (:func:`tail_trusted`): the windows then
+#: hold more than 2 :data:`ROWS_PER_PIVOT` rows each, enough for the tail integral's density
+#: formula, and the factor resolves what the density misses between them (a tight mode, say).
+#: 20 000 rows, 926 pivots, against exact scores, the density scores kept by the rule before / the
+#: tail integral: the bimodal design in 8-D (0.9 U[0,1]^8 + 0.1 N(1.5, 0.05²)), Matérn ½ at ℓ = 0.5
+#: and 1, λ = n^-1/2 (9 and 14 pivots a window), 0.94/1.35 and 0.92/1.29 / 0.98/1.02 and 0.98/1.01,
+#: at ℓ = 2, λ = n^-3/4 (2.9 a window), 0.88/1.52 / 0.94/1.06; CASP (d' = 4), the same two λ =
+#: n^-1/2 settings, 0.91/1.05 and 0.84/1.09 / 0.98/1.03 and 0.98/1.02, and ℓ = 2, λ = n^-3/4 (2.3 a
+#: window), 0.90/1.09 / 0.93/1.07; standard normal rows in 8-D, λ = n^-1/2, nine settings, each as
+#: close or closer (Matérn ½ at ℓ = 2: 0.92/1.10 / 0.98/1.01). Ten of these with 256 pivots all read
+#: within [0.90, 1.10]. Not at 0.7 a window (the rule's count): 20 000 standard normal rows in 3-D,
+#: Matérn 5/2 at ℓ = 1, λ = 1/n, 512 pivots for a count of 725, the tail integral 0.86/1.16, the
+#: density scores 0.97/1.08 (with 1200 pivots, 2.2 a window, 0.94/1.11).
 PIVOTS_PER_WINDOW = 2
-#: ... in more than this many (intrinsic) dimensions, where the density comes from the tree KDE or
-#: the k-NN density and the density scores carry its error in full. In three, with the binned KDE,
-#: the one setting of 20 000 rows it changed read the same either way (standard normal rows,
-#: Matérn ½ at ℓ = 0.5, λ = n^-1/2: 0.98/1.02), and at 10⁵ rows, where it changed four (standard
-#: normal and bimodal rows, λ = n^-1/2), the tail integral took 3.4-5.8x the density scores' time
-#: (3.2-4.1 CPU s against 0.54-1.16 s, one thread).
+#: ... in more than this many (intrinsic) dimensions, where the density is estimated with more
+#: variance and the density scores carry its error in full. In at most three, where the density is
+#: accurate (the binned KDE's in the ambient case), the one setting of 20 000 rows the rule changed
+#: read the same either way (standard normal rows, Matérn ½ at ℓ = 0.5, λ = n^-1/2: 0.98/1.02), and
+#: at 10⁵ rows, where it changed four (standard normal and bimodal rows, λ = n^-1/2), the tail
+#: integral took 3.4-5.8x the density scores' time (3.2-4.1 CPU s against 0.54-1.16 s, one thread).
 TAIL_TRUSTED_DIM = 3
 #: The pivots' bounds on the exact effective dimension are counted on their subsample (16 384 rows
 #: by default) and scaled to n: an estimate within this factor is taken as inside them
@@ -100,8 +101,9 @@ BOUNDS_SLACK = 0.9
 #: effective dimension) against the tail integral's 0.89/1.11 (0.88x); d = 16, RBF at ℓ = 4,
 #: 0.97/1.04 (1.04x) against 0.88/1.23 (0.76x), Matérn 3/2 at ℓ = 4, 0.96/1.05 (1.08x) against the
 #: density scores' 0.77/1.23 (0.58x). Not in 8: there the density scores held at λ = n^-1/2
-#: (Matérn ½ and 3/2 at ℓ = 1: 0.97/1.03 (0.99x), 0.95/1.03 (1.00x)) at a third of the
-#: neighbours' cost.
+#: (Matérn ½ and 3/2 at ℓ = 1: 0.97/1.03 (0.99x), 0.95/1.03 (1.00x)), and the tail integral now
+#: taken in their place (:data:`PIVOTS_PER_WINDOW`) reads 0.99/1.01 and 0.98/1.02, at a third of
+#: the neighbours' cost.
 NEIGHBOURS_DIM = 12
 #: ... and there the sparse pivots (the tail integral's plan) are this many times
 #: :func:`pivots_for` (n), within :data:`MAX_PIVOTS`: the near field of sparse pivots in 16-D
@@ -243,10 +245,10 @@ def neighbours_given_pivots(n: int, pivots: int, captured: float, left: float, d
         return near_neighbours(n, pivots)
     if dim >= NEIGHBOURS_DIM:
         return NEIGHBOURS
-    if left <= captured or forced or tail_trusted(n, pivots, captured, left, dim):
+    if left <= captured or forced:
         return 0
     if within_bounds(effective_dimension, captured, left):
-        return None
+        return 0 if tail_trusted(n, pivots, captured, left, dim) else None
     logger.info("full-scale leverage: the density formula's effective dimension %.4g lies outside the "
                 "pivots' bounds [%.4g, %.4g]: the rows are conditioned on their neighbours",
                 effective_dimension, captured, captured + left)
@@ -270,7 +272,8 @@ def tail_trusted(n: int, pivots: int, captured: float, left: float, dim: float) 
     m = ``pivots`` sparse pivots holds: at least :data:`PIVOTS_PER_WINDOW` of them a window, counted
     against the pivots' upper bound on the exact effective dimension (``captured + left``,
     :func:`within_bounds`), with more than :data:`ROWS_PER_PIVOT` rows a pivot, in more than
-    :data:`TAIL_TRUSTED_DIM` (intrinsic) dimensions.
+    :data:`TAIL_TRUSTED_DIM` (intrinsic) dimensions: ``dim`` is the intrinsic dimension the fit
+    read, a float (a 3-D cube in 8 features reads 3.13, and takes the rule).
 
     Examples
     --------

@@ -183,7 +183,7 @@ def test_from_twelve_dimensions_sparse_pivots_take_the_neighbours():
 
 def test_sparse_pivots_at_least_two_a_window_take_the_tail_integral():
     """Issue 34: 20 000 rows of the bimodal design in 8-D (Matérn ½ at ℓ = 0.5, λ = n^-1/2, 926
-    pivots, ten a window) kept the density scores, inside the pivots' bounds with the residual
+    pivots, nine a window) kept the density scores, inside the pivots' bounds with the residual
     holding more ridge degrees of freedom than the factor: the KDE's bandwidth smooths the tight
     mode, and its rows read up to 1.35x exact (95th percentile), where the tail integral reads
     0.98/1.02. The same at 3000 rows with 150 pivots forced (sparse, 3.5 a window): the density

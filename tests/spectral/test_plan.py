@@ -4,7 +4,14 @@ are made (tests/spectral/test_full_scale.py, tests/spectral/test_extremes.py).""
 
 from __future__ import annotations
 
-from spectral_leverage.spectral.plan import full_scale_plan, near_neighbours, pivots_for
+from spectral_leverage.spectral.plan import (
+    NEIGHBOURS,
+    full_scale_plan,
+    near_neighbours,
+    neighbours_given_pivots,
+    pivots_for,
+    tail_trusted,
+)
 
 
 def test_the_regime_rule():
@@ -42,3 +49,23 @@ def test_the_neighbours_grow_with_the_residuals_reach():
     assert [near_neighbours(n, 100) for n in (600, 601, 1200, 1201)] == [32, 64, 64, 96]
     for n, m in ((4000, 334), (20_000, 1667), (32_768, 2048), (10**5, 414)):
         assert near_neighbours(n, m) >= 32 * n / (6 * m)
+
+
+def test_sparse_pivots_two_a_window_take_the_tail_integral_inside_the_bounds_only():
+    # 20 000 rows, 926 sparse pivots (21.6 rows each), the residual holding more than the factor
+    factor, residual = 30.0, 70.0  # 926 pivots: 9.3 a window against the upper bound 100
+    # in more than three dimensions, inside the bounds [30, 100]: the tail integral, not the density
+    assert neighbours_given_pivots(20_000, 926, factor, residual, 8, 90.0, False) == 0
+    assert neighbours_given_pivots(20_000, 926, factor, residual, 3.13, 90.0, False) == 0
+    # in at most three the density scores, as where the pivots are fewer than two a window
+    assert neighbours_given_pivots(20_000, 926, factor, residual, 3, 90.0, False) is None
+    assert neighbours_given_pivots(20_000, 926, 200.0, 300.0, 8, 350.0, False) is None
+    # outside the bounds the density scores are wrong, and so is the density the tail integral reads:
+    # the neighbours, however many pivots a window
+    assert neighbours_given_pivots(20_000, 926, factor, residual, 8, 10.0, False) == NEIGHBOURS
+    assert neighbours_given_pivots(20_000, 926, factor, residual, 8, 400.0, False) == NEIGHBOURS
+    # dense pivots are the neighbours' whatever the count
+    assert tail_trusted(20_000, 926, factor, residual, 8)
+    assert not tail_trusted(10_000, 926, factor, residual, 8)
+    dense = neighbours_given_pivots(10_000, 926, factor, residual, 8, 90.0, False)
+    assert dense == near_neighbours(10_000, 926)
