@@ -54,6 +54,13 @@ STEPS_PER_DECADE = 320
 #: table holds MAX_DENSITIES x 320 x (decades of frequency) floats at most, a few MiB).
 DENSITIES_PER_DECADE = 8
 MAX_DENSITIES = 256
+#: Lowest frequency of the grid (cycles per length scale), where the spectral densities are largest.
+LOW_FREQUENCY = 1e-4
+#: Densities below the one at which no frequency of the grid is learned beyond this share
+#: (:math:`p\,s(\rho) \le` UNLEARNED :math:`\lambda`) are looked up there: their tail is unlearned to
+#: that precision. A far row's density (the tree KDE's, underflowing to 2e-308 at 10⁴ length scales
+#: from 10⁵ rows) would otherwise spread the table over 300 decades, past float range.
+UNLEARNED = 1e-6
 
 
 class TailVariance:
@@ -92,14 +99,19 @@ class TailVariance:
         lo, hi = (float(v) for v in p_range)
         if not 0 < lo <= hi < np.inf:
             raise ValueError(f"p_range must be finite with 0 < low <= high, got {p_range!r}.")
+        # below this density nothing is learned (UNLEARNED): lower densities are looked up there
+        largest = float(np.exp(log_spectral_density(kernel, np.array([LOW_FREQUENCY]), d)[0]))
+        unlearned = UNLEARNED * reg / largest
+        lo = min(max(lo, unlearned), hi)
         if hi < lo * 1.01:  # one density (a known constant one, say): a grid of a few per cent around it
             lo, hi = lo / 1.01, hi * 1.01
         # frequencies: from far below the kernel's scale to far above the densest row's knee
         top = max(1.0, float(_knee_frequency(np.array([hi]), kernel, reg, d)[0]) / (2 * np.pi))
-        log_rho = np.linspace(np.log(1e-4), np.log(1e3 * top),
-                              int(STEPS_PER_DECADE * np.log10(1e7 * top)) + 1)
+        log_rho = np.linspace(np.log(LOW_FREQUENCY), np.log(1e3 * top),
+                              int(STEPS_PER_DECADE * np.log10(1e3 * top / LOW_FREQUENCY)) + 1)
+        decades = np.log10(hi) - np.log10(lo)
         log_p = np.linspace(np.log(lo), np.log(hi),
-                            min(MAX_DENSITIES, max(16, int(DENSITIES_PER_DECADE * np.log10(hi / lo)) + 1)))
+                            min(MAX_DENSITIES, max(16, int(DENSITIES_PER_DECADE * decades) + 1)))
         log_s = log_spectral_density(kernel, np.exp(log_rho), d)
         step = log_rho[1] - log_rho[0]
         # integrands in d(log rho): the prior's rho^d s(rho), and its share left after learning,

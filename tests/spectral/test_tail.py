@@ -90,3 +90,18 @@ def test_input_checks():
         TailVariance(unit, 1e-3, 2, (0.0, 1.0))
     with pytest.raises(ValueError, match="unit length scale"):
         TailVariance(parse_kernel(Matern(2.0, nu=1.5)), 1e-3, 2, (0.1, 1.0))
+
+
+@pytest.mark.parametrize("kernel", [Matern(1.0, nu=0.5), RBF(1.0)])
+def test_a_density_underflowing_far_from_the_data_is_not_learned_and_leaves_the_table(kernel):
+    """A far row's tree-KDE density underflows to 2e-308 (10⁴ length scales from 10⁵ rows): the
+    table's density range held 300 decades past float range (OverflowError), and would have thinned
+    its grid for every row. Below the density at which no frequency is learned beyond a millionth,
+    the tail is unlearned (tau = r) and the rest of the table is that of the data's own range."""
+    unit, reg, d = parse_kernel(kernel).unit, 1e5**-0.5, 8
+    wide = TailVariance(unit, reg, d, (np.finfo(float).tiny, 17.3))
+    data = TailVariance(unit, reg, d, (1e-2, 17.3))
+    r = np.full(4, 0.5)
+    np.testing.assert_allclose(wide(np.array([np.finfo(float).tiny, 1e-200, 1e-40, 1e-30]), r), r, rtol=1e-5)
+    p = np.array([1e-2, 0.1, 1.0, 10.0])
+    np.testing.assert_allclose(wide(p, r), data(p, r), rtol=1e-3)
