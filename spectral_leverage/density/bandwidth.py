@@ -127,10 +127,15 @@ def _anchor_indices(n: int, max_samples: int | None, random_state) -> np.ndarray
     """Sorted rows of the random anchor subsample of n points, or None when every point is used.
 
     The one place the subsample is drawn: the estimators fitted on anchors use exactly these rows,
-    in memory or on a Dask cluster."""
+    in memory or on a Dask cluster. Each row draws a key and the ``max_samples`` smallest keys are
+    kept (common random numbers, as in the pivots' subsample): a row appended to the data leaves
+    the others' membership as it was but for the one it may displace. With a fresh draw for every
+    n, one far row among 10⁵ standard normal rows in 8-D (Matérn 3/2 at ℓ = 2, λ = n^-1/2) moved
+    the others' scores by 0.948/1.055 (5th/95th percentile): the KDE's 4096 anchors were others."""
     if max_samples is None or check_samples(max_samples, "max_samples") >= n:
         return None
-    return np.sort(check_random_state(random_state).choice(n, max_samples, replace=False))
+    keys = check_random_state(random_state).random(n)
+    return np.sort(np.argpartition(keys, max_samples - 1)[:max_samples])
 
 
 def _scale_factors(scale, bandwidth: np.ndarray) -> tuple:

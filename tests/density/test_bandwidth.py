@@ -2,10 +2,13 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spectral_leverage.density import (
     BinnedDensity,
     TreeDensity,
+    _anchor_indices,
     bandwidth_factor,
     feature_bandwidths,
     robust_scale,
@@ -49,3 +52,16 @@ def test_a_rare_indicator_keeps_its_standard_deviation():
     assert scale[0] == pytest.approx(X[:, 0].std())
     factor = bandwidth_factor("scott", 20_000, 2)
     assert feature_bandwidths(X, "scott")[0] == pytest.approx(X[:, 0].std() * factor)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 3000), st.integers(1, 3000), st.integers(0, 2**32 - 1))
+def test_an_appended_row_leaves_the_anchors_but_the_one_it_displaces(n, size, seed):
+    """Anchors drawn by one key a row: appending a row keeps every anchor of the first n rows but at
+    most one (the appended row taking its place), where a fresh draw for n + 1 rows replaced most."""
+    before, after = _anchor_indices(n, size, seed), _anchor_indices(n + 1, size, seed)
+    if before is None:
+        assert after is None or len(after) == size == n
+        return
+    assert len(after) == len(before) == size and np.all(np.diff(after) > 0)
+    assert len(np.setdiff1d(before, after)) <= 1 and len(np.setdiff1d(after, before)) <= 1
