@@ -63,13 +63,15 @@ def inverse_diagonal(root: np.ndarray, block: int = 256) -> np.ndarray:
     return out
 
 
-def spd_inverse_lower(A: np.ndarray) -> np.ndarray:
+def spd_inverse_lower(A: np.ndarray, *, lu: bool = True) -> np.ndarray | None:
     """The inverse of A (n, n) in the lower triangle of the result (the upper one is not set), from
     A's lower triangle: the mirror image costs as much as a tenth of the inverse, and
-    :func:`trailing_inverse_diagonal` reads the lower triangle only."""
+    :func:`trailing_inverse_diagonal` reads the lower triangle only. Where A's Cholesky
+    factorisation fails: LU's inverse, or None with ``lu=False`` (for a caller with a better route
+    than an inverse whose digits rounding has taken)."""
     chol, info = potrf(A, lower=True)
     if info != 0:
-        return np.linalg.inv(_symmetric(A))
+        return np.linalg.inv(_symmetric(A)) if lu else None
     return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
 
 

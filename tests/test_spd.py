@@ -50,6 +50,10 @@ def test_lu_answers_where_cholesky_fails():
     exact = np.linalg.inv(A)
     np.testing.assert_allclose(np.tril(spd_inverse_lower(A)), np.tril(exact), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(trailing_inverse_diagonal(A, 20), np.diag(exact), rtol=1e-9)
+    # a caller with a better route than LU's inverse asks for None instead
+    assert spd_inverse_lower(A, lu=False) is None
+    np.testing.assert_array_equal(np.tril(spd_inverse_lower(spd(20, 2), lu=False)),
+                                  np.tril(spd_inverse_lower(spd(20, 2))))
 
 
 def test_inverse_diagonal_sums_columns_of_the_inverse_factor_by_blocks():
