@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._blocks import DEFAULT_MEMORY_BUDGET, KERNEL_BYTES_PER_ENTRY, row_chunks
+from ._keys import smallest_drawn
 
 __all__ = ["Subsample", "inverse_sqrt", "rp_cholesky", "subsample_pivots"]
 
@@ -318,7 +319,7 @@ def subsample_pivots(X: np.ndarray, kernel, reg: float, *, max_pivots: int, max_
     # common random numbers (rp_cholesky's row_ids): the pivots' seed first, then one key per row, so
     # that a row added to X leaves the other rows' subsample membership and draws as they were
     pivot_rng = np.random.default_rng(int(rng.integers(2**63 - 1)))
-    sub = np.sort(np.argpartition(rng.random(n), n_sub - 1)[:n_sub]) if n_sub < n else np.arange(n)
+    sub = smallest_drawn(rng, n, n_sub)[0] if n_sub < n else np.arange(n)
     rows = X[sub] if take is None else take(X, sub)
     drawn, factor = rp_cholesky(rows, kernel, max_pivots, pivot_rng, gamma=gamma, represents=n,
                                 memory_budget=quarter, row_ids=sub)

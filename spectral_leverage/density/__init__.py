@@ -6,7 +6,9 @@ Levina–Bickel intrinsic-dimension estimate.
 """
 
 from .bandwidth import (
+    _anchor_draw,
     _anchor_indices,
+    _anchor_keys,
     bandwidth_factor,
     check_bandwidth,
     feature_bandwidths,
@@ -24,7 +26,9 @@ __all__ = [
     "BinnedDensity",
     "KNNDensity",
     "TreeDensity",
+    "_anchor_draw",
     "_anchor_indices",
+    "_anchor_keys",
     "bandwidth_factor",
     "check_bandwidth",
     "feature_bandwidths",

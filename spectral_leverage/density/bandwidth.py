@@ -17,6 +17,7 @@ from numbers import Real
 import numpy as np
 
 from .._blocks import column_summary
+from .._keys import smallest_drawn
 from .._validation import check_bandwidth_range, check_random_state, check_samples
 
 __all__ = ["WINSOR", "bandwidth_factor", "check_bandwidth", "feature_bandwidths", "robust_range",
@@ -123,30 +124,48 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
     return np.full(d, bandwidth)
 
 
-#: Second word of the anchors' seed (:func:`_anchor_indices`), so that their stream is not the one
+#: Second word of the anchors' seed (:func:`_anchor_draw`), so that their stream is not the one
 #: the same seed gives elsewhere.
 ANCHOR_STREAM = 0x616E63686F72
 
+def _key_stream(random_state) -> np.random.Generator:
+    """The rows' keys' stream, seeded by one draw of ``random_state``'s: keys drawn from
+    random_state itself would be the very numbers of data drawn with the same seed
+    (``default_rng(0).uniform(size=n)`` as a column, and ``random_state=0``, kept its n/12 smallest
+    rows)."""
+    seed = int(check_random_state(random_state).integers(2**63 - 1))
+    return np.random.default_rng([seed, ANCHOR_STREAM])
+
+
+def _anchor_keys(n: int, random_state) -> np.ndarray:
+    """The keys of n rows (:func:`_anchor_draw`'s, for a set of rows that are all anchors)."""
+    return _key_stream(random_state).random(n)
+
+
+def _anchor_draw(n: int, max_samples: int | None,
+                 random_state) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The anchor subsample of n points, drawn by one key a row: (rows, keys).
+
+    ``rows`` are the sorted rows of the ``max_samples`` smallest keys and ``keys`` the anchors'
+    keys in that order; (None, None) where every point is an anchor (nothing is drawn). Keys are
+    common random numbers, as in the pivots' subsample: a row appended to the data leaves the
+    others' membership as it was but for the one it may displace. With a fresh draw for every n,
+    one far row among 10⁵ standard normal rows in 8-D (Matérn 3/2 at ℓ = 2, λ = n^-1/2) moved the
+    others' scores by 0.948/1.055 (5th/95th percentile), because the KDE's anchors were others.
+    Because the keys are the rows' own (:mod:`spectral_leverage._keys`), the ``k`` smallest of the
+    anchors' keys are the anchors of ``max_samples=k``: nested subsamples (the tree KDE's 4096 of
+    the 16 384 anchors in high dimension) are drawn by the same keys, not by the anchors'
+    positions, where one row entering the anchors would shift every position after it."""
+    if max_samples is None or check_samples(max_samples, "max_samples") >= n:
+        return None, None
+    return smallest_drawn(_key_stream(random_state), n, max_samples)
+
 
 def _anchor_indices(n: int, max_samples: int | None, random_state) -> np.ndarray | None:
-    """Sorted rows of the random anchor subsample of n points, or None when every point is used.
-
-    The one place the subsample is drawn: the estimators fitted on anchors use exactly these rows,
-    in memory or on a Dask cluster. Each row draws a key and the ``max_samples`` smallest keys are
-    kept (common random numbers, as in the pivots' subsample): a row appended to the data leaves
-    the others' membership as it was but for the one it may displace. With a fresh draw for every
-    n, one far row among 10⁵ standard normal rows in 8-D (Matérn 3/2 at ℓ = 2, λ = n^-1/2) moved
-    the others' scores by 0.948/1.055 (5th/95th percentile): the KDE's 4096 anchors were others;
-    with keys, 0.960/1.042 (where the tree KDE takes 4096 of the 16 384 anchors by their positions,
-    a row entering the anchors shifts the positions after the one it displaces)."""
-    if max_samples is None or check_samples(max_samples, "max_samples") >= n:
-        return None
-    # the keys from a stream of their own, seeded by one draw of random_state's: keys drawn from
-    # random_state itself would be the very numbers of data drawn with the same seed
-    # (default_rng(0).uniform(size=n) as a column, and random_state=0, kept its n/12 smallest rows)
-    seed = int(check_random_state(random_state).integers(2**63 - 1))
-    keys = np.random.default_rng([seed, ANCHOR_STREAM]).random(n)
-    return np.sort(np.argpartition(keys, max_samples - 1)[:max_samples])
+    """Sorted rows of the anchor subsample of n points (:func:`_anchor_draw`), or None when every
+    point is used. The one place the subsample is drawn: the estimators fitted on anchors use
+    exactly these rows, in memory or on a Dask cluster."""
+    return _anchor_draw(n, max_samples, random_state)[0]
 
 
 def _scale_factors(scale, bandwidth: np.ndarray) -> tuple:

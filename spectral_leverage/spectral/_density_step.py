@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..density import BinnedDensity, KNNDensity, TreeDensity, robust_range, robust_scale
+from .._keys import smallest_keys
+from ..density import (
+    BinnedDensity,
+    KNNDensity,
+    TreeDensity,
+    _anchor_keys,
+    robust_range,
+    robust_scale,
+)
 from ._ambient import (
     AmbientDensity,
     ambient_block,
@@ -62,11 +70,12 @@ class DensityStep:
     ``_auto_samples``, ``intrinsic_dim_``), and turns densities into scores by its
     ``_scores_from_density``."""
 
-    def _density(self, backend, X, Z, rows, on_manifold: bool, low, high, std) -> tuple:
+    def _density(self, backend, X, Z, rows, keys, on_manifold: bool, low, high, std) -> tuple:
         """(p_unit, p_score): the density at every row of X in unit-length-scale coordinates, and
         the one the scores use (boundary-corrected; the same array without the correction). ``Z``
-        is the anchors' geometry for the k-NN route, ``rows`` the anchors, ``low``/``high``/``std``
-        the columns' statistics."""
+        is the anchors' geometry for the k-NN route, ``rows`` the anchors and ``keys`` their keys
+        (:func:`~spectral_leverage.density._anchor_draw`; None where every row is an anchor),
+        ``low``/``high``/``std`` the columns' statistics."""
         n = X.shape[0]
         active = self._active
         if self.density is not None:
@@ -91,7 +100,7 @@ class DensityStep:
                 self._model.smooth(counts, n)
             else:
                 # C order: the anchors' standard deviations (bandwidths) depend on summation order
-                self._model = self._tree_density(np.ascontiguousarray(rows[:, active]), n)
+                self._model = self._tree_density(np.ascontiguousarray(rows[:, active]), keys, n)
                 if self._model.interpolates(n):  # the anchors' densities made once, before shipping
                     self._model._prepare_interpolation()
             self._ambient = self._ambient_for(self._model).prepare()
@@ -103,28 +112,30 @@ class DensityStep:
                 p_unit, p_score = both[:, 0], both[:, 1]
         return p_unit, p_score
 
-    def _density_model(self, on_manifold: bool, max_samples: int | None = None):
-        """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE (on
-        ``max_samples`` of the anchors; default: all of them)."""
+    def _density_model(self, on_manifold: bool):
+        """The unfitted density estimator: k-NN in d' on the manifold path, else the tree KDE."""
         if on_manifold:
             return KNNDensity(
                 self.intrinsic_dim_, n_neighbors=self.n_neighbors, max_samples=self._max_samples,
                 memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
             )
-        return TreeDensity(
-            self.bandwidth, max_samples=self._max_samples if max_samples is None else max_samples,
-            memory_budget=self.memory_budget, random_state=self.random_state, verbose=self.verbose,
-        )
+        return TreeDensity(self.bandwidth, max_samples=self._max_samples, memory_budget=self.memory_budget,
+                           random_state=self.random_state, verbose=self.verbose)
 
-    def _tree_density(self, anchors: np.ndarray, n: int) -> TreeDensity:
+    def _tree_density(self, anchors: np.ndarray, keys: np.ndarray | None, n: int) -> TreeDensity:
         """The tree KDE fitted on the anchors' active features: with ``max_samples="auto"``, in
-        :data:`KDE_ANCHORS_DIM` or more of them, on :data:`HIGH_DIM_KDE_ANCHORS` of the anchors where
-        the density formula's effective dimension over n rows, read at :data:`PROBE_ROWS` of them,
-        puts the fit at the low-rank end (:data:`~.plan.LOW_RANK`); else on all of them."""
+        :data:`KDE_ANCHORS_DIM` or more of them, on :data:`HIGH_DIM_KDE_ANCHORS` of the anchors
+        where the density formula's effective dimension over n rows, read at :data:`PROBE_ROWS` of
+        them, puts the fit at the low-rank end (:data:`~.plan.LOW_RANK`); else on all of them.
+        Both subsamples are the anchors of smallest ``keys`` (the anchors' own, from
+        :func:`~spectral_leverage.density._anchor_draw`; drawn here where every row is an anchor),
+        so they are the ones ``max_samples`` of their size would draw, whatever n: taken by position
+        among the anchors, one row entering them shifted every position after it and redrew both."""
         m, d = anchors.shape
         if self._auto_samples and d >= KDE_ANCHORS_DIM and m > HIGH_DIM_KDE_ANCHORS:
-            model = self._density_model(False, HIGH_DIM_KDE_ANCHORS).fit(anchors)
-            _, p_score = self._ambient_for(model).prepare()(anchors[::max(1, m // PROBE_ROWS)])
+            keys = _anchor_keys(m, self.random_state) if keys is None else keys
+            model = self._density_model(False).fit(anchors[smallest_keys(keys, HIGH_DIM_KDE_ANCHORS)])
+            _, p_score = self._ambient_for(model).prepare()(anchors[smallest_keys(keys, PROBE_ROWS)])
             if float(np.mean(self._scores_from_density(p_score, n))) <= LOW_RANK:
                 return model
         return self._density_model(False).fit(anchors)

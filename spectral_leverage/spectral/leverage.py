@@ -46,7 +46,7 @@ from .._validation import (
 from ..backends import backend_for
 from ..backends._neighbours import SEARCHES
 from ..base import LeverageSampler
-from ..density import KNNDensity, _anchor_indices
+from ..density import KNNDensity, _anchor_draw
 from ..kernels import check_spectral_nu, parse_kernel, resolve_kernel
 from ._ambient import capped_scores, check_spread, choose_dimension, given_density
 from ._density_step import MAX_SAMPLES, DensityStep
@@ -277,7 +277,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         self._model = self._ambient = None
         start = time.perf_counter()
         # the anchors (the rows of the tree KDE, the k-NN density and d'), in the statistics' pass
-        anchors = _anchor_indices(n, self._max_samples, self.random_state)
+        anchors, keys = _anchor_draw(n, self._max_samples, self.random_state)
         low, high, std, rows = backend.summarise(X, anchors)
         _stage(bar, "column statistics")
         if not self._set_active(high - low):
@@ -295,7 +295,7 @@ class SpectralLeverage(DensityStep, LeverageSampler):
         self.intrinsic_dim_, on_manifold = choose_dimension(self.intrinsic_dim, Z, int(active.sum()),
                                                             self.density is not None, self._max_samples,
                                                             self.random_state)
-        p_unit, p_score = self._density(backend, X, Z, rows, on_manifold, low, high, std)
+        p_unit, p_score = self._density(backend, X, Z, rows, keys, on_manifold, low, high, std)
         t_density = time.perf_counter() - start
         _stage(bar, "density")
         self.density_ = p_unit / self._mean_length**self.intrinsic_dim_

@@ -5,10 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spectral_leverage._keys import smallest_keys
 from spectral_leverage.density import (
     BinnedDensity,
     TreeDensity,
+    _anchor_draw,
     _anchor_indices,
+    _anchor_keys,
     bandwidth_factor,
     feature_bandwidths,
     robust_scale,
@@ -65,3 +68,31 @@ def test_an_appended_row_leaves_the_anchors_but_the_one_it_displaces(n, size, se
         return
     assert len(after) == len(before) == size and np.all(np.diff(after) > 0)
     assert len(np.setdiff1d(before, after)) <= 1 and len(np.setdiff1d(after, before)) <= 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 3000), st.integers(1, 3000), st.integers(0, 2**32 - 1))
+def test_the_anchors_smallest_keys_are_the_smaller_subsample(n, size, smaller, seed):
+    """The ``smaller`` smallest of the anchors' keys pick the rows that ``max_samples=smaller``
+    draws (nested subsamples by the rows' own keys, not by position among the anchors), and the
+    keys are the anchors', in their order; where every row is an anchor, nothing is drawn and
+    :func:`_anchor_keys` gives every row's key."""
+    rows, keys = _anchor_draw(n, size, seed)
+    if rows is None:
+        assert keys is None and size >= n
+        rows, keys = np.arange(n), _anchor_keys(n, seed)
+    assert keys.shape == rows.shape == (min(n, size),) and np.all((keys >= 0) & (keys < 1))
+    inner = _anchor_indices(n, smaller, seed)
+    if smaller <= size:
+        np.testing.assert_array_equal(rows[smallest_keys(keys, smaller)],
+                                      np.arange(n) if inner is None else inner)
+
+
+def test_the_anchor_draw_with_every_point_draws_nothing():
+    """Where every row is an anchor (``max_samples`` None or at least n) nothing is drawn, and a
+    Generator's stream is left as it was: ``random_state=3`` and ``default_rng(3)`` then give the
+    same fit."""
+    for size in (None, 10, 11):
+        rng = np.random.default_rng(0)
+        assert _anchor_draw(10, size, rng) == (None, None)
+        assert rng.integers(2**63 - 1) == np.random.default_rng(0).integers(2**63 - 1)

@@ -524,3 +524,32 @@ def test_one_far_row_leaves_the_density_scores_of_the_others_where_the_anchors_a
         np.vstack([X, far]))
     low, high = np.quantile(fit.scores_[:n] / alone.scores_, [0.05, 0.95])
     assert low >= 0.99 and high <= 1.01, (low, high)
+
+
+def test_one_far_row_leaves_the_kde_anchors_of_the_low_rank_end(monkeypatch):
+    """Issue 34, acceptance 4, where the tree KDE takes a quarter of the anchors (``max_samples=
+    "auto"`` at the low-rank end in 8-D). That quarter, and the rows that decide whether the fit is
+    at the low-rank end, were taken by their positions among the anchors, so a far row entering the
+    anchors shifted every position after it and redrew both: 10⁵ normal rows in 8-D moved by
+    0.960/1.042 (Matérn 3/2, ℓ = 2, λ = n^-1/2). Now both are the anchors of smallest keys, the
+    rows' own. Here the caps are scaled down (4096 anchors, 1024 of them for the KDE, 256 to
+    decide) and the far row is one of the KDE's anchors but not of the 256: on the old draw the
+    others moved by 0.71/1.41; now by the one anchor the far row displaces."""
+    from spectral_leverage.density import _anchor_indices
+    from spectral_leverage.spectral import _density_step, leverage
+
+    monkeypatch.setattr(leverage, "MAX_SAMPLES", 4096)
+    monkeypatch.setattr(_density_step, "HIGH_DIM_KDE_ANCHORS", 1024)
+    monkeypatch.setattr(_density_step, "PROBE_ROWS", 256)
+    n = 5002
+    X = np.random.default_rng(0).normal(size=(n, 8))
+    far = np.zeros((1, 8))
+    far[0, 0] = 1e4
+    # the case at stake: the far row is one of the KDE's anchors, but does not decide the path
+    assert n in _anchor_indices(n + 1, 1024, 0) and n not in _anchor_indices(n + 1, 256, 0)
+    with pytest.warns(UserWarning, match="spreads"):  # the far row's column
+        fits = [SpectralLeverage(RBF(3.0), 1 / n, algorithm="density", random_state=0).fit(Z)
+                for Z in (X, np.vstack([X, far]))]
+    assert [fit._model.n_tree_ for fit in fits] == [1024, 1024]  # the quarter, in both fits
+    low, high = np.quantile(fits[1].scores_[:n] / fits[0].scores_, [0.05, 0.95])
+    assert low >= 0.99 and high <= 1.01, (low, high)
