@@ -167,14 +167,16 @@ class NystromKRRCV(RegressorMixin, BaseEstimator):
     >>> model = NystromKRRCV(random_state=0).fit(X, y)
     >>> bool(model.score(X, y) > 0.95), model.kernel_
     (True, RBF(length_scale=1.65))
-    >>> sorted({int(m) for m in model.cv_results_["n_centers"]})
-    [165, 215, 256, 512]
+    >>> scored = sorted({int(m) for m in model.cv_results_["n_centers"]})
+    >>> scored[-1], scored[0] < 200
+    (512, True)
 
     A smooth target: of the eight (kernel, ℓ) pairs, RBF at the longest length scale won, and the
     curve stopped at 512 centres, far short of every row (2000). That kernel is numerically of low
-    rank on these rows: its pivots stopped at 165 and 215 of the 256 and 512 centres asked for
-    (further ones would be rounding), and the other pairs gained less than ``tol`` from the
-    doubling or could not catch up.
+    rank on these rows: its pivots stopped well short of the 256 and 512 centres asked for
+    (further ones would be rounding; where exactly is rounding too: 165 and 215 on one machine,
+    166 on another), and the other pairs gained less than ``tol`` from the doubling or
+    could not catch up.
     """
 
     #: scikit-learn checks this estimator fails by design (:func:`~spectral_leverage._validation.
