@@ -5,7 +5,8 @@ norm of column j of :math:`L^{-1}`, which is lower triangular: the columns of th
 only the trailing c×c block of L. A third of the work of LU and its solve with unit vectors, and
 half that of a whole inverse (``potri``) where only a diagonal is wanted. Only lower triangles are
 read. Where a matrix positive definite in exact arithmetic fails ``potrf`` by rounding, LU answers
-instead.
+instead, or None for a caller with a better route (``lu=False``); :func:`spd_solve` solves by the
+symmetric indefinite factorisation then.
 
 Every Cholesky factorisation of the package goes through :func:`potrf`, which keeps large ones
 on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`).
@@ -14,12 +15,13 @@ on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`).
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg
 from scipy.linalg import lapack
 
 from ._blocks import blas_at_most
 
 __all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "potrf", "spd_inverse_lower",
-           "trailing_inverse_diagonal"]
+           "spd_solve", "trailing_inverse_diagonal"]
 
 #: From this order on a Cholesky factorisation runs on one BLAS thread: OpenBLAS's threaded
 #: ``potrf`` writes past its buffers there and the process dies (SIGSEGV). Measured with SciPy's
@@ -75,14 +77,25 @@ def spd_inverse_lower(A: np.ndarray, *, lu: bool = True) -> np.ndarray | None:
     return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
 
 
-def trailing_inverse_diagonal(A: np.ndarray, c: int) -> np.ndarray:
-    """diag(A^{-1}) at the last c rows of A (n, n), from its lower triangle."""
+def trailing_inverse_diagonal(A: np.ndarray, c: int, *, lu: bool = True) -> np.ndarray | None:
+    """diag(A^{-1}) at the last c rows of A (n, n), from its lower triangle; where A's Cholesky
+    factorisation fails, LU's, or None with ``lu=False``."""
     chol, info = potrf(A, lower=True)
     if info != 0:
-        return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy()
+        return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy() if lu else None
     root, info = lapack.dtrtri(np.ascontiguousarray(chol[len(A) - c:, len(A) - c:]), lower=True,
                                overwrite_c=True)
     return inverse_diagonal(root)
+
+
+def spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """:math:`A^{-1}B` for A (n, n) symmetric positive definite, from its lower triangle: by its
+    Cholesky factor, or where rounding fails that, by the symmetric indefinite factorisation
+    (``scipy.linalg.solve(assume_a="sym")``)."""
+    chol, info = potrf(A, lower=True)
+    if info != 0:
+        return linalg.solve(_symmetric(A), B, assume_a="sym")
+    return linalg.cho_solve((chol, True), B)
 
 
 def _symmetric(A: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from spectral_leverage._spd import (
     inverse_diagonal,
     potrf,
     spd_inverse_lower,
+    spd_solve,
     trailing_inverse_diagonal,
 )
 
@@ -51,7 +52,11 @@ def test_lu_answers_where_cholesky_fails():
     np.testing.assert_allclose(np.tril(spd_inverse_lower(A)), np.tril(exact), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(trailing_inverse_diagonal(A, 20), np.diag(exact), rtol=1e-9)
     # a caller with a better route than LU's inverse asks for None instead
-    assert spd_inverse_lower(A, lu=False) is None
+    assert spd_inverse_lower(A, lu=False) is None and trailing_inverse_diagonal(A, 5, lu=False) is None
+    # and a solve falls back to the symmetric indefinite factorisation
+    B = np.random.default_rng(0).normal(size=(20, 3))
+    np.testing.assert_allclose(spd_solve(A, B), np.linalg.solve(A, B), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(spd_solve(spd(20, 2), B), np.linalg.solve(spd(20, 2), B), rtol=1e-6)
     np.testing.assert_array_equal(np.tril(spd_inverse_lower(spd(20, 2), lu=False)),
                                   np.tril(spd_inverse_lower(spd(20, 2))))
 

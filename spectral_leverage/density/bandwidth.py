@@ -128,6 +128,7 @@ def feature_bandwidths(X: np.ndarray, bandwidth) -> np.ndarray:
 #: the same seed gives elsewhere.
 ANCHOR_STREAM = 0x616E63686F72
 
+
 def _key_stream(random_state) -> np.random.Generator:
     """The rows' keys' stream, seeded by one draw of ``random_state``'s: keys drawn from
     random_state itself would be the very numbers of data drawn with the same seed

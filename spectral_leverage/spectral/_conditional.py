@@ -6,13 +6,14 @@ mapped over row blocks (the same on every backend).
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from pykdtree.kdtree import KDTree
-from scipy.linalg import cho_solve
 from scipy.spatial import cKDTree
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, progress, row_chunks
-from .._spd import cholesky, spd_inverse_lower, trailing_inverse_diagonal
+from .._spd import spd_inverse_lower, spd_solve, trailing_inverse_diagonal
 
 __all__ = [
     "AnchorGroups",
@@ -25,6 +26,9 @@ __all__ = [
     "tail_leverage",
     "unlearned",
 ]
+
+logger = logging.getLogger(__name__)
+
 
 class Factor:
     r"""The far field's factor rows :math:`f_j = K_{jP}K_{PP}^{+1/2}` and residual prior variances
@@ -121,20 +125,38 @@ class NearField:
         variance given the block at or below zero (or W fails its Cholesky factorisation),
         :meth:`_leverage_given_all` answers instead."""
         noise = self.factor.residual(points, F_U) + self.gamma
+        leverage = self._downdate(points, F_U, G_U, noise, c)
+        if leverage is None:
+            logger.debug("a near block of %d rows conditioned on all rows: the downdate lost its digits",
+                         len(points))
+            return self._leverage_given_all(points, F_U, noise, c)
+        return leverage
+
+    def _downdate(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, noise: np.ndarray,
+                  c: int) -> np.ndarray | None:
+        """:meth:`leverage` by the downdate, or None where it gives what cannot be: a prior variance
+        given the far field at or below zero in the block, a member's variance given the block at
+        or below zero, or a Cholesky factorisation that fails."""
         W = -_gram(G_U, self.single)
         diagonal = np.diag_indices(len(points))
         W[diagonal] += noise
         inverse = spd_inverse_lower(W, lu=False)
-        if inverse is not None:
-            covariance = self.factor.kernel(points) - _gram(F_U, self.single)  # R_UU, then C + gamma I
-            covariance[diagonal] = 0.0
-            covariance += inverse * noise[:, None] * noise[None, :]
-            prior = covariance[diagonal][-c:] - self.gamma
-            variance = 1.0 / trailing_inverse_diagonal(covariance, c) - self.gamma
-            if np.all(prior > 0) and np.all(variance > 0):
-                variance = np.minimum(variance, prior)
-                return variance / (variance + self.gamma)
-        return self._leverage_given_all(points, F_U, noise, c)
+        if inverse is None:
+            return None
+        covariance = self.factor.kernel(points) - _gram(F_U, self.single)  # R_UU, then C + gamma I
+        covariance[diagonal] = 0.0
+        covariance += inverse * noise[:, None] * noise[None, :]
+        prior = covariance[diagonal] - self.gamma
+        if not np.all(prior > 0):
+            return None
+        members = trailing_inverse_diagonal(covariance, c, lu=False)
+        if members is None:
+            return None
+        variance = 1.0 / members - self.gamma
+        if not np.all(variance > 0):
+            return None
+        variance = np.minimum(variance, prior[-c:])
+        return variance / (variance + self.gamma)
 
     def _leverage_given_all(self, points: np.ndarray, F_U: np.ndarray, noise: np.ndarray,
                             c: int) -> np.ndarray:
@@ -154,14 +176,14 @@ class NearField:
         F_U = np.asarray(F_U, dtype=float)
         residual = self.factor.kernel(points) - F_U @ F_U.T
         residual[np.diag_indices(len(points))] = noise  # R_UU + gamma I, its diagonal as in D
-        root = (cholesky(residual, lower=True), True)
-        weighted = cho_solve(root, F_U)  # N^{-1} F_U
+        solved = spd_solve(residual, np.hstack([F_U, np.eye(len(points))[:, -c:]]))
+        weighted = solved[:, :-c]  # N^{-1} F_U
         precision = F_U.T @ (weighted - F_U / noise[:, None])
         precision[np.diag_indices_from(precision)] += 1.0 / self.scale**2
-        inverse = cho_solve(root, np.eye(len(points))[:, -c:])[-c:]  # N^{-1}, its members' block
+        inverse = np.diagonal(solved[-c:, -c:])  # N^{-1} at the members
         members = weighted[-c:]
-        through = members @ cho_solve((cholesky(precision, lower=True), True), members.T)
-        return np.clip(1.0 - self.gamma * (np.diagonal(inverse) - np.diagonal(through)), 0.0, 1.0)
+        through = np.einsum("ij,ji->i", members, spd_solve(precision, members.T))
+        return np.clip(1.0 - self.gamma * (inverse - through), 0.0, 1.0)
 
 
 def _gram(A: np.ndarray, single: bool) -> np.ndarray:

@@ -90,8 +90,7 @@ def test_the_anchors_smallest_keys_are_the_smaller_subsample(n, size, smaller, s
 
 def test_the_anchor_draw_with_every_point_draws_nothing():
     """Where every row is an anchor (``max_samples`` None or at least n) nothing is drawn, and a
-    Generator's stream is left as it was: ``random_state=3`` and ``default_rng(3)`` then give the
-    same fit."""
+    Generator's stream is left as it was."""
     for size in (None, 10, 11):
         rng = np.random.default_rng(0)
         assert _anchor_draw(10, size, rng) == (None, None)

@@ -271,12 +271,12 @@ def test_the_tail_integral_keeps_a_row_that_is_its_own_far_field_at_a_tiny_ridge
     """At λ = 1e-12 (γ = 2e-9) a row that is nearly all of the far field's precision in its own
     direction left rounding for what the others leave of it (e = 1 - s/(r + γ)), and 13 of 2000
     rows read 1e-292 of their exact score on the tail integral's path; e is now taken at least
-    machine epsilon, and every row is within 1 % of its exact score."""
+    machine epsilon, and every row is within 0.1 % of its exact score."""
     X3 = np.random.default_rng(0).normal(size=(2000, 3))
     kernel, reg = Matern(0.5, nu=1.5), 1e-12
     leverage, _ = full_scale(X3, kernel, reg, max_pivots=64, n_neighbors=0)
     ratio = leverage / exact_leverage(X3, kernel, reg)
-    assert 0.99 <= ratio.min() and ratio.max() <= 1.01, (ratio.min(), ratio.max())
+    assert 0.999 <= ratio.min() and ratio.max() <= 1.001, (ratio.min(), ratio.max())
 
 
 @pytest.mark.parametrize("reg", [N**-1.0, N**-2.0, N**-3.0])
@@ -285,11 +285,11 @@ def test_the_near_field_without_the_downdate_agrees_with_it_where_it_holds(X, re
     ``NearField._leverage_given_all``) gives every block's leverage as the downdate does where the
     latter keeps its digits: regular rows, γ = nλ from 1 to 1e-6."""
     compared = []
-    downdate = NearField.leverage
 
     def both(self, points, F_U, G_U, c):
-        fast = downdate(self, points, F_U, G_U, c)
         noise = self.factor.residual(points, F_U) + self.gamma
+        fast = self._downdate(points, F_U, G_U, noise, c)
+        assert fast is not None  # the downdate answered: the two routes are compared
         compared.append(np.max(np.abs(self._leverage_given_all(points, F_U, noise, c) - fast) / fast))
         return fast
 
