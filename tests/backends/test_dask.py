@@ -248,6 +248,22 @@ def test_forced_full_scale_equal(client, caplog):
     np.testing.assert_allclose(dist.scores_.compute(), local.scores_, rtol=1e-8)
 
 
+def test_near_blocks_without_the_downdate_equal(client):
+    """The near field's route without the downdate (identical rows on a pivot at λ = 1e-10, where
+    the downdate loses its digits) runs on Dask as in memory: the same lines, the same scores to the
+    rounding this γ amplifies (the far field is summed over the chunks in another order: 4e-8)."""
+    rng = np.random.default_rng(1)
+    distinct = rng.normal(size=(200, 2))
+    X = np.repeat(distinct, rng.integers(1, 8, size=200), axis=0)
+    kernel = Matern(0.5, nu=1.5)
+    local = SpectralLeverage(kernel, 1e-10, algorithm="full-scale", random_state=0).fit(X)
+    dist = SpectralLeverage(kernel, 1e-10, algorithm="full-scale", random_state=0).fit(
+        da.from_array(X, chunks=(200, 2)))
+    scores = dist.scores_.compute()
+    assert scores.min() > 1.0  # none at 1e-290
+    np.testing.assert_allclose(scores, local.scores_, rtol=1e-6)
+
+
 @pytest.mark.parametrize("case", ["3d-density", "3d-bimodal", "8d-neighbours"])
 def test_default_nystrom_predictions_equal(client, case):
     """Issue 37: NystromKRR's default on Dask (``sampler="auto"`` is the spectral sampler there: its
