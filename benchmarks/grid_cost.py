@@ -2,7 +2,7 @@
 (kernel, ℓ, λ = n^-a), its fit time and peak memory against the density path and the project's
 Recursive-RLS / BLESS on the same data (d features; ``--design``: "normal" standard Gaussian rows,
 "bimodal" ``make_bimodal``'s, or "manifold" a 4-D cube in d dimensions with noise 0.01,
-``make_embedded``'s, standardised).
+``make_embedded``'s, standardised: ``spectral_leverage.validation.data.design_rows``).
 
     python benchmarks/grid_cost.py --n 100000 --d 3 [--design normal] [--kernels rbf,matern1.5]
         [--against recursive-rls]
@@ -26,18 +26,11 @@ from pathlib import Path
 
 WORKER = """
 import json, resource, sys, time
-import numpy as np
 from spectral_leverage import SpectralLeverage, make_sampler
-from spectral_leverage.datasets import make_bimodal, make_embedded
+from spectral_leverage.validation.data import design_rows
 from spectral_leverage.validation.grid import make_kernel
 n, d, family, ell, a, method, n_jobs, design = json.loads(sys.argv[1])
-if design == "normal":
-    X = np.random.default_rng(0).normal(size=(n, d))
-elif design == "bimodal":
-    X = make_bimodal(n, d, random_state=0)
-else:
-    X = make_embedded(n, d, n_latent=4, random_state=0)
-    X = (X - X.mean(axis=0)) / X.std(axis=0)
+X = design_rows(design, n, d)
 kernel, reg = make_kernel(family, ell), n ** -a
 if method in ("spectral", "density"):
     sampler = SpectralLeverage(kernel, reg, algorithm="auto" if method == "spectral" else "density",

@@ -3,7 +3,7 @@
     python validation/far_row_table.py [--n 20000,100000] [--d 3] [--design normal] [--distance 1e4]
         [--kernels matern1.5:1,...] [--reg-exponent 1]
 
-Standard normal rows in d dimensions (seed 0; ``--design bimodal``: ``make_bimodal``'s, seed 0),
+Standard normal rows in d dimensions (seed 0; ``--design``: ``design_rows``'s other designs),
 then the same rows and one more at ``distance`` along the first axis;
 ``SpectralLeverage(kernel, n**-a, random_state=0)`` fitted on both (a: ``--reg-exponent``). For each
 n and kernel it prints the path of each fit (``algorithm_``, and the KDE), the 5th/50th/95th
@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.datasets import make_bimodal
+from spectral_leverage.validation.data import DESIGNS, design_rows
 from spectral_leverage.validation.grid import make_kernel
 
 KERNELS = "matern1.5:1,matern2.5:1,rbf:0.5,matern2.5:2,matern0.5:0.5,rbf:0.2"
@@ -34,7 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", default="20000,100000")
     parser.add_argument("--d", type=int, default=3)
-    parser.add_argument("--design", choices=("normal", "bimodal"), default="normal")
+    parser.add_argument("--design", choices=DESIGNS, default="normal")
     parser.add_argument("--distance", type=float, default=1e4)
     parser.add_argument("--kernels", default=KERNELS, help="family:length-scale, comma-separated")
     parser.add_argument("--reg-exponent", type=float, default=1.0, help="lambda = n**-a")
@@ -42,8 +42,7 @@ def main() -> None:
     print("| n | kernel | path (KDE) | others' ratio 5th/50th/95th | far row / bound | seconds |")
     print("|---|---|---|---|---|---|")
     for n in (int(v) for v in args.n.split(",")):
-        X = (np.random.default_rng(0).standard_normal((n, args.d)) if args.design == "normal"
-             else make_bimodal(n, args.d, random_state=0))
+        X = design_rows(args.design, n, args.d)
         far = np.vstack([X, np.r_[args.distance, np.zeros(args.d - 1)][None, :]])
         for name in args.kernels.split(","):
             family, ell = name.split(":")

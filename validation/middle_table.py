@@ -30,24 +30,19 @@ import numpy as np
 from pykdtree.kdtree import KDTree
 
 from spectral_leverage import SpectralLeverage
-from spectral_leverage.datasets import make_bimodal, make_embedded
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.spectral import leverage
 from spectral_leverage.spectral.plan import full_scale_plan
-from spectral_leverage.validation.data import csv_dataset
+from spectral_leverage.validation.data import DESIGNS, csv_dataset, design_rows
 from spectral_leverage.validation.grid import cached_exact_scores, cell_text, make_kernel
 
 CELLS = ",".join(f"{f}:{ell}" for f in ("matern1.5", "matern2.5", "rbf") for ell in ("0.5", "1", "2"))
 
 
 def data(name: str, n: int, shared: Path) -> np.ndarray:
-    if name.startswith("normal"):
-        return np.random.default_rng(0).normal(size=(n, int(name[len("normal"):])))
-    if name.startswith("bimodal"):
-        return make_bimodal(n, int(name[len("bimodal"):]), random_state=0)
-    if name.startswith("manifold"):
-        X = make_embedded(n, int(name[len("manifold"):]), n_latent=4, random_state=0)
-        return (X - X.mean(axis=0)) / X.std(axis=0)
+    for design in DESIGNS:  # normal8, bimodal8, manifold16, ...
+        if name.startswith(design):
+            return design_rows(design, n, int(name[len(design):]))
     return csv_dataset(shared / f"{name}.csv", length_scale=1.0).draw(n, 0)
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..datasets import make_bimodal, make_sparse_mode
+from ..datasets import make_bimodal, make_embedded, make_sparse_mode
 from ..io import InputError, read_table
 
-__all__ = ["DataSet", "builtin_datasets", "csv_dataset", "shared_data_dir"]
+__all__ = ["DESIGNS", "DataSet", "builtin_datasets", "csv_dataset", "design_rows", "shared_data_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,30 @@ class DataSet:
         if self.X.shape[0] <= n:
             return self.X
         return self.X[np.sort(rng.choice(self.X.shape[0], n, replace=False))]
+
+
+#: The synthetic designs of the benchmarks and validation scripts (:func:`design_rows`).
+DESIGNS = ("normal", "bimodal", "manifold")
+
+
+def design_rows(design: str, n: int, d: int) -> np.ndarray:
+    """n rows of a synthetic design in d dimensions, seed 0: ``"normal"`` standard normal rows,
+    ``"bimodal"`` :func:`~spectral_leverage.datasets.make_bimodal`'s, ``"manifold"`` a 4-D cube
+    embedded with noise 0.01 (:func:`~spectral_leverage.datasets.make_embedded`), standardised.
+
+    Examples
+    --------
+    >>> design_rows("manifold", 500, 8).std(axis=0).round(6).tolist() == [1.0] * 8
+    True
+    """
+    if design == "normal":
+        return np.random.default_rng(0).normal(size=(n, d))
+    if design == "bimodal":
+        return make_bimodal(n, d, random_state=0)
+    if design == "manifold":
+        X = make_embedded(n, d, n_latent=4, random_state=0)
+        return (X - X.mean(axis=0)) / X.std(axis=0)
+    raise ValueError(f"design must be one of {DESIGNS}, got {design!r}.")
 
 
 def builtin_datasets() -> list[DataSet]:
