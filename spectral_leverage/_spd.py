@@ -9,7 +9,9 @@ instead, or None for a caller with a better route (``lu=False``); :func:`spd_sol
 symmetric indefinite factorisation then.
 
 Every Cholesky factorisation of the package goes through :func:`potrf`, which keeps large ones
-on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`).
+on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`). LAPACK runs with the GIL released
+(:mod:`spectral_leverage._lapack`), so that the near field's worker threads factor their blocks side
+by side.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
+from . import _lapack
 from ._blocks import blas_at_most
 
 __all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "potrf", "spd_inverse_lower",
@@ -33,14 +36,45 @@ __all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "potrf", "
 THREADED_CHOLESKY_LIMIT = 12_000
 
 
+#: Rows of the other triangle zeroed at a time after a factorisation (the temporary's rows).
+_ZEROED_ROWS = 256
+
+
 def potrf(A: np.ndarray, *, lower: bool, overwrite_a: bool = False) -> tuple[np.ndarray, int]:
     """(factor, info) of LAPACK's ``dpotrf`` of A (n, n), its other triangle zeroed; on one BLAS
     thread from order :data:`THREADED_CHOLESKY_LIMIT` (module docstring). ``info`` > 0: A is not
-    positive definite (to rounding)."""
+    positive definite (to rounding). With ``overwrite_a``, a contiguous float64 A is factored in
+    place."""
+    factor, info = _factor(A, lower, overwrite_a)
+    if _lapack.AVAILABLE:  # SciPy's wrapper zeroes it already
+        _zero_above_diagonal(factor if lower else factor.T)
+    return factor, info
+
+
+def _factor(A: np.ndarray, lower: bool, overwrite_a: bool = False) -> tuple[np.ndarray, int]:
+    """:func:`potrf` without zeroing the other triangle (a copy of A's, or A's own in place)."""
+    if not _lapack.AVAILABLE:
+        return _on_one_thread_if_large(A, lambda: lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a))
+    in_place = (overwrite_a and A.dtype == np.float64 and A.flags.writeable
+                and (A.flags.c_contiguous or A.flags.f_contiguous))
+    # a copy in Fortran's order, as SciPy's wrapper makes: the same arithmetic, to the bit
+    factor = A if in_place else np.array(A, dtype=float, order="F")
+    return factor, _on_one_thread_if_large(A, lambda: _lapack.potrf(factor, lower))
+
+
+def _on_one_thread_if_large(A: np.ndarray, factorise):
+    """``factorise()``, on one BLAS thread where A's order is :data:`THREADED_CHOLESKY_LIMIT` or more."""
     if A.shape[0] < THREADED_CHOLESKY_LIMIT:
-        return lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a)
+        return factorise()
     with blas_at_most(1):
-        return lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a)
+        return factorise()
+
+
+def _zero_above_diagonal(A: np.ndarray) -> None:
+    """Set the strict upper triangle of A (n, n) to zero, :data:`_ZEROED_ROWS` rows at a time."""
+    for start in range(0, A.shape[0], _ZEROED_ROWS):
+        rows = A[start:start + _ZEROED_ROWS, start:]
+        rows[...] = np.tril(rows)
 
 
 def cholesky(A: np.ndarray, *, lower: bool, overwrite_a: bool = False) -> np.ndarray:
@@ -71,20 +105,26 @@ def spd_inverse_lower(A: np.ndarray, *, lu: bool = True) -> np.ndarray | None:
     :func:`trailing_inverse_diagonal` reads the lower triangle only. Where A's Cholesky
     factorisation fails: LU's inverse, or None with ``lu=False`` (for a caller with a better route
     than an inverse whose digits rounding has taken)."""
-    chol, info = potrf(A, lower=True)
+    chol, info = _factor(A, lower=True)
     if info != 0:
         return np.linalg.inv(_symmetric(A)) if lu else None
-    return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
+    if not _lapack.AVAILABLE:
+        return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
+    _lapack.potri(chol, lower=True)
+    return chol
 
 
 def trailing_inverse_diagonal(A: np.ndarray, c: int, *, lu: bool = True) -> np.ndarray | None:
     """diag(A^{-1}) at the last c rows of A (n, n), from its lower triangle; where A's Cholesky
     factorisation fails, LU's, or None with ``lu=False``."""
-    chol, info = potrf(A, lower=True)
+    chol, info = _factor(A, lower=True)
     if info != 0:
         return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy() if lu else None
-    root, info = lapack.dtrtri(np.ascontiguousarray(chol[len(A) - c:, len(A) - c:]), lower=True,
-                               overwrite_c=True)
+    root = np.array(chol[len(A) - c:, len(A) - c:], order="F")
+    if _lapack.AVAILABLE:
+        _lapack.trtri(root, lower=True)
+    else:
+        root = lapack.dtrtri(root, lower=True, overwrite_c=True)[0]
     return inverse_diagonal(root)
 
 

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
+from spectral_leverage import _lapack
 from spectral_leverage._spd import (
     THREADED_CHOLESKY_LIMIT,
     cholesky,
@@ -78,6 +79,34 @@ def test_cholesky_matches_scipy_and_refuses_an_indefinite_matrix():
     assert potrf(A, lower=True)[1] == 6
     with pytest.raises(np.linalg.LinAlgError, match="6-th leading minor"):
         cholesky(A, lower=True)
+
+
+@pytest.mark.skipif(not _lapack.AVAILABLE, reason="SciPy's Cython LAPACK not found")
+def test_the_routines_without_the_gil_give_scipys_bits(monkeypatch):
+    # LAPACK called with the GIL released (spectral_leverage._lapack) on a Fortran-ordered copy, as
+    # SciPy's wrappers copy it: the same arithmetic, so the same scores as before to the bit
+    A = spd(300, 4, condition=1e3)  # over the 256 rows zeroed at a time
+    routes = {}
+    for available in (False, True):
+        monkeypatch.setattr(_lapack, "AVAILABLE", available)
+        routes[available] = (potrf(A, lower=True)[0], potrf(A, lower=False)[0],
+                             np.tril(spd_inverse_lower(A)), trailing_inverse_diagonal(A, 7))
+    for scipys, ours in zip(routes[False], routes[True], strict=True):
+        np.testing.assert_array_equal(ours, scipys)
+    lower, upper = routes[True][:2]
+    assert not np.triu(lower, 1).any() and not np.tril(upper, -1).any()  # the other triangle zeroed
+
+
+def test_potrf_overwrites_a_contiguous_matrix_in_place():
+    A = spd(50, 5, condition=1e3)
+    for order in ("F", "C"):
+        B = np.array(A, order=order)
+        factor, info = potrf(B, lower=True, overwrite_a=True)
+        assert info == 0 and (factor is B or not _lapack.AVAILABLE)
+        np.testing.assert_allclose(factor @ factor.T, A, atol=1e-12)
+    untouched = A.copy()
+    potrf(untouched, lower=True)
+    np.testing.assert_array_equal(untouched, A)
 
 
 def test_a_large_cholesky_survives_threaded_blas():

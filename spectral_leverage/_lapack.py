@@ -1,0 +1,82 @@
+"""LAPACK's Cholesky routines (``dpotrf``, ``dpotri``, ``dtrtri``) called with the GIL released.
+
+The near field factors one small matrix per group of rows (about 190 rows, 130 000 of them at 10⁶
+rows in 8-D), from the package's worker threads (:func:`~spectral_leverage._blocks.on_all_cores`).
+SciPy's wrappers of these routines (``scipy.linalg.lapack``, 1.17) hold the GIL while LAPACK runs,
+so two threads factor no faster than one (``dpotrf`` + ``dpotri`` of order 190: 0.97x on two
+threads of an idle two-core machine, against 1.83x for the same routines here). The routines here
+are the very ones SciPy exports for Cython (:mod:`scipy.linalg.cython_lapack`, its public C API,
+the same OpenBLAS build), called through :mod:`ctypes`, which releases the GIL for the call.
+
+Each routine works in place on a float64 array that is C- or Fortran-contiguous. A C-contiguous
+matrix is its transpose in Fortran's order, so its lower triangle is Fortran's upper one: the
+triangle is flipped for LAPACK, and the caller reads the triangle it asked for. Where the capsules
+cannot be read (a SciPy without them) :data:`AVAILABLE` is False and the callers use
+``scipy.linalg.lapack`` instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+__all__ = ["AVAILABLE", "potrf", "potri", "trtri"]
+
+
+def _routine(name: str, n_args: int):
+    """The C function ``name`` of :mod:`scipy.linalg.cython_lapack` (all pointer arguments), or None."""
+    try:
+        from scipy.linalg import cython_lapack
+
+        capsule = cython_lapack.__pyx_capi__[name]
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        address = get_pointer(capsule, get_name(capsule))
+    except (ImportError, AttributeError, KeyError, ValueError):
+        return None
+    return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address) if address else None
+
+
+_POTRF, _POTRI, _TRTRI = _routine("dpotrf", 5), _routine("dpotri", 5), _routine("dtrtri", 6)
+#: Whether the routines below can be called (SciPy's Cython LAPACK found).
+AVAILABLE = None not in (_POTRF, _POTRI, _TRTRI)
+
+
+def _fortran_triangle(a: np.ndarray, lower: bool) -> ctypes.c_char:
+    """LAPACK's ``uplo`` for the triangle ``lower`` of a as NumPy indexes it (module docstring)."""
+    if a.dtype != np.float64 or a.ndim != 2 or a.shape[0] != a.shape[1] or not a.flags.writeable:
+        raise ValueError(f"a square, writeable float64 matrix is needed, got {a.dtype} of shape {a.shape}")
+    if a.flags.f_contiguous:
+        return ctypes.c_char(b"L" if lower else b"U")
+    if a.flags.c_contiguous:
+        return ctypes.c_char(b"U" if lower else b"L")
+    raise ValueError("a C- or Fortran-contiguous matrix is needed")
+
+
+def potrf(a: np.ndarray, lower: bool) -> int:
+    """Cholesky factor of a (n, n) in its triangle ``lower``, in place from that triangle (the other
+    one untouched); LAPACK's ``info`` (> 0: not positive definite to rounding)."""
+    uplo, n, info = _fortran_triangle(a, lower), ctypes.c_int(a.shape[0]), ctypes.c_int(0)
+    _POTRF(ctypes.byref(uplo), ctypes.byref(n), a.ctypes.data, ctypes.byref(n), ctypes.byref(info))
+    return info.value
+
+
+def potri(a: np.ndarray, lower: bool) -> int:
+    """The inverse of :math:`LL^\\top` in the triangle ``lower`` of a, in place from its Cholesky
+    factor L there (:func:`potrf`); LAPACK's ``info``."""
+    uplo, n, info = _fortran_triangle(a, lower), ctypes.c_int(a.shape[0]), ctypes.c_int(0)
+    _POTRI(ctypes.byref(uplo), ctypes.byref(n), a.ctypes.data, ctypes.byref(n), ctypes.byref(info))
+    return info.value
+
+
+def trtri(a: np.ndarray, lower: bool) -> int:
+    """The inverse of the triangular matrix in the triangle ``lower`` of a (non-unit diagonal), in
+    place; LAPACK's ``info`` (> 0: singular)."""
+    uplo, n, info = _fortran_triangle(a, lower), ctypes.c_int(a.shape[0]), ctypes.c_int(0)
+    diag = ctypes.c_char(b"N")
+    _TRTRI(ctypes.byref(uplo), ctypes.byref(diag), ctypes.byref(n), a.ctypes.data, ctypes.byref(n),
+           ctypes.byref(info))
+    return info.value

@@ -1,0 +1,59 @@
+"""LAPACK's Cholesky routines with the GIL released, against SciPy's wrappers of the same routines:
+the same bits on a Fortran-ordered matrix, rounding on a C-ordered one (its triangle flipped)."""
+
+import numpy as np
+import pytest
+from scipy.linalg import lapack
+
+from spectral_leverage import _lapack
+
+pytestmark = pytest.mark.skipif(not _lapack.AVAILABLE, reason="SciPy's Cython LAPACK not found")
+
+
+def spd(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n, n + 5))
+    return B @ B.T / n + np.eye(n)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_routines_match_scipy(lower, order):
+    A = spd(37, 0)
+    triangle = np.tril if lower else np.triu
+    factor = np.array(A, order=order)
+    assert _lapack.potrf(factor, lower) == 0
+    expected = lapack.dpotrf(A, lower=lower)[0]
+    same = np.testing.assert_array_equal if order == "F" else np.testing.assert_allclose
+    same(triangle(factor), expected)
+    inverse = factor.copy(order=order)
+    assert _lapack.potri(inverse, lower) == 0
+    same(triangle(inverse), triangle(lapack.dpotri(expected, lower=lower)[0]))
+    np.testing.assert_allclose(triangle(inverse), triangle(np.linalg.inv(A)), rtol=1e-10, atol=1e-12)
+    root = factor.copy(order=order)
+    assert _lapack.trtri(root, lower) == 0
+    np.testing.assert_allclose(triangle(root) @ triangle(factor), np.eye(37), atol=1e-12)
+
+
+def test_the_other_triangle_is_left_alone_and_failures_are_reported():
+    A = spd(12, 1)
+    marked = np.tril(A) + np.triu(np.full_like(A, 7.0), 1)
+    assert _lapack.potrf(marked, True) == 0
+    np.testing.assert_array_equal(np.triu(marked, 1), np.triu(np.full_like(A, 7.0), 1))
+    indefinite = spd(12, 1)
+    indefinite[4, 4] = -1.0
+    assert _lapack.potrf(indefinite, True) == 5  # LAPACK's info: the leading minor of order 5
+    singular = np.tril(np.ones((3, 3)))
+    singular[1, 1] = 0.0
+    assert _lapack.trtri(singular, True) == 2
+
+
+@pytest.mark.parametrize("bad", [np.ones((3, 3), dtype=np.float32), np.ones((3, 4)),
+                                 np.ones((6, 6))[::2, ::2]])
+def test_refuses_what_lapack_cannot_take_in_place(bad):
+    with pytest.raises(ValueError, match=r"float64|contiguous"):
+        _lapack.potrf(bad, True)
+    frozen = np.eye(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        _lapack.potrf(frozen, True)
