@@ -266,13 +266,17 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
     out = np.empty(len(near))
     for run in sharing_runs(parts, near, most):
         held = np.concatenate(run)
-        every, first = np.unique(near[held], return_index=True)
+        every, first, local = np.unique(near[held], return_index=True, return_inverse=True)
+        local = local.reshape(len(held), -1)  # where each near block's rows are among the run's
         rows = points[held].reshape(-1, points.shape[-1])[first]
         F, G = near_field.factor_rows(rows, every, factor_bytes / 4)  # once for the rows of the run
+        start = 0
         for part in run:
-            # the block's distinct rows, its members (the part's own rows, in order) last
-            others = np.setdiff1d(near[part], near[part, 0], assume_unique=False)
-            block = np.searchsorted(every, np.concatenate([others, near[part, 0]]))
+            # the block's distinct rows in ascending order, its members (the part's own rows, in
+            # order) taken out and put last
+            reach, start = local[start:start + len(part)], start + len(part)
+            distinct = np.unique(reach)
+            block = np.concatenate([np.delete(distinct, np.searchsorted(distinct, reach[:, 0])), reach[:, 0]])
             out[part] = near_field.leverage(rows[block], F[block], G[block], len(part))
     return out
 
@@ -306,7 +310,8 @@ def split_group(group: np.ndarray, points: np.ndarray, near: np.ndarray, group_r
     ``group_rows`` rows whose near blocks hold at most ``block_rows`` distinct rows (a part of one
     row excepted): halves split at the median of the widest coordinate (stable, so the same parts
     for the same rows in the same order on every backend)."""
-    if len(group) == 1 or (len(group) <= group_rows and len(np.unique(near)) <= block_rows):
+    if len(group) == 1 or (len(group) <= group_rows and (near.size <= block_rows  # so at most that many
+                                                         or len(np.unique(near)) <= block_rows)):
         return [group]
     j = np.argmax(np.ptp(points, axis=0))
     order = np.argsort(points[:, j], kind="stable")
