@@ -20,8 +20,11 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from . import _lapack
 from ._blocks import blas_at_most
+from ._lapack import AVAILABLE as _GIL_FREE
+from ._lapack import potrf as _potrf_in_place
+from ._lapack import potri as _potri_in_place
+from ._lapack import trtri as _trtri_in_place
 
 __all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "potrf", "spd_inverse_lower",
            "spd_solve", "trailing_inverse_diagonal"]
@@ -46,20 +49,20 @@ def potrf(A: np.ndarray, *, lower: bool, overwrite_a: bool = False) -> tuple[np.
     positive definite (to rounding). With ``overwrite_a``, a contiguous float64 A is factored in
     place."""
     factor, info = _factor(A, lower, overwrite_a)
-    if _lapack.AVAILABLE:  # SciPy's wrapper zeroes it already
+    if _GIL_FREE:  # SciPy's wrapper zeroes it already
         _zero_above_diagonal(factor if lower else factor.T)
     return factor, info
 
 
 def _factor(A: np.ndarray, lower: bool, overwrite_a: bool = False) -> tuple[np.ndarray, int]:
     """:func:`potrf` without zeroing the other triangle (a copy of A's, or A's own in place)."""
-    if not _lapack.AVAILABLE:
+    if not _GIL_FREE:
         return _on_one_thread_if_large(A, lambda: lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a))
     in_place = (overwrite_a and A.dtype == np.float64 and A.flags.writeable
                 and (A.flags.c_contiguous or A.flags.f_contiguous))
     # a copy in Fortran's order, as SciPy's wrapper makes: the same arithmetic, to the bit
     factor = A if in_place else np.array(A, dtype=float, order="F")
-    return factor, _on_one_thread_if_large(A, lambda: _lapack.potrf(factor, lower))
+    return factor, _on_one_thread_if_large(A, lambda: _potrf_in_place(factor, lower))
 
 
 def _on_one_thread_if_large(A: np.ndarray, factorise):
@@ -108,9 +111,9 @@ def spd_inverse_lower(A: np.ndarray, *, lu: bool = True) -> np.ndarray | None:
     chol, info = _factor(A, lower=True)
     if info != 0:
         return np.linalg.inv(_symmetric(A)) if lu else None
-    if not _lapack.AVAILABLE:
+    if not _GIL_FREE:
         return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
-    _lapack.potri(chol, lower=True)
+    _potri_in_place(chol, lower=True)
     return chol
 
 
@@ -121,8 +124,8 @@ def trailing_inverse_diagonal(A: np.ndarray, c: int, *, lu: bool = True) -> np.n
     if info != 0:
         return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy() if lu else None
     root = np.array(chol[len(A) - c:, len(A) - c:], order="F")
-    if _lapack.AVAILABLE:
-        _lapack.trtri(root, lower=True)
+    if _GIL_FREE:
+        _trtri_in_place(root, lower=True)
     else:
         root = lapack.dtrtri(root, lower=True, overwrite_c=True)[0]
     return inverse_diagonal(root)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-from spectral_leverage import _lapack
+from spectral_leverage import _lapack, _spd
 from spectral_leverage._spd import (
     THREADED_CHOLESKY_LIMIT,
     cholesky,
@@ -88,7 +88,7 @@ def test_the_routines_without_the_gil_give_scipys_bits(monkeypatch):
     A = spd(300, 4, condition=1e3)  # over the 256 rows zeroed at a time
     routes = {}
     for available in (False, True):
-        monkeypatch.setattr(_lapack, "AVAILABLE", available)
+        monkeypatch.setattr(_spd, "_GIL_FREE", available)
         routes[available] = (potrf(A, lower=True)[0], potrf(A, lower=False)[0],
                              np.tril(spd_inverse_lower(A)), trailing_inverse_diagonal(A, 7))
     for scipys, ours in zip(routes[False], routes[True], strict=True):
