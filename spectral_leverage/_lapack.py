@@ -45,6 +45,12 @@ _POTRF, _POTRI, _TRTRI = _routine("dpotrf", 5), _routine("dpotri", 5), _routine(
 AVAILABLE = None not in (_POTRF, _POTRI, _TRTRI)
 
 
+def _sizes(a: np.ndarray) -> tuple[ctypes.c_int, ctypes.c_int, ctypes.c_int]:
+    """(order, leading dimension, info) for LAPACK: the leading dimension at least 1, as LAPACK
+    requires of an empty matrix too."""
+    return ctypes.c_int(a.shape[0]), ctypes.c_int(max(1, a.shape[0])), ctypes.c_int(0)
+
+
 def _fortran_triangle(a: np.ndarray, lower: bool) -> ctypes.c_char:
     """LAPACK's ``uplo`` for the triangle ``lower`` of a as NumPy indexes it (module docstring)."""
     if a.dtype != np.float64 or a.ndim != 2 or a.shape[0] != a.shape[1] or not a.flags.writeable:
@@ -59,24 +65,23 @@ def _fortran_triangle(a: np.ndarray, lower: bool) -> ctypes.c_char:
 def potrf(a: np.ndarray, lower: bool) -> int:
     """Cholesky factor of a (n, n) in its triangle ``lower``, in place from that triangle (the other
     one untouched); LAPACK's ``info`` (> 0: not positive definite to rounding)."""
-    uplo, n, info = _fortran_triangle(a, lower), ctypes.c_int(a.shape[0]), ctypes.c_int(0)
-    _POTRF(ctypes.byref(uplo), ctypes.byref(n), a.ctypes.data, ctypes.byref(n), ctypes.byref(info))
+    uplo, (n, lda, info) = _fortran_triangle(a, lower), _sizes(a)
+    _POTRF(ctypes.byref(uplo), ctypes.byref(n), a.ctypes.data, ctypes.byref(lda), ctypes.byref(info))
     return info.value
 
 
 def potri(a: np.ndarray, lower: bool) -> int:
-    """The inverse of :math:`LL^\\top` in the triangle ``lower`` of a, in place from its Cholesky
+    r"""The inverse of :math:`LL^\top` in the triangle ``lower`` of a, in place from its Cholesky
     factor L there (:func:`potrf`); LAPACK's ``info``."""
-    uplo, n, info = _fortran_triangle(a, lower), ctypes.c_int(a.shape[0]), ctypes.c_int(0)
-    _POTRI(ctypes.byref(uplo), ctypes.byref(n), a.ctypes.data, ctypes.byref(n), ctypes.byref(info))
+    uplo, (n, lda, info) = _fortran_triangle(a, lower), _sizes(a)
+    _POTRI(ctypes.byref(uplo), ctypes.byref(n), a.ctypes.data, ctypes.byref(lda), ctypes.byref(info))
     return info.value
 
 
 def trtri(a: np.ndarray, lower: bool) -> int:
     """The inverse of the triangular matrix in the triangle ``lower`` of a (non-unit diagonal), in
     place; LAPACK's ``info`` (> 0: singular)."""
-    uplo, n, info = _fortran_triangle(a, lower), ctypes.c_int(a.shape[0]), ctypes.c_int(0)
-    diag = ctypes.c_char(b"N")
-    _TRTRI(ctypes.byref(uplo), ctypes.byref(diag), ctypes.byref(n), a.ctypes.data, ctypes.byref(n),
+    uplo, (n, lda, info), diag = _fortran_triangle(a, lower), _sizes(a), ctypes.c_char(b"N")
+    _TRTRI(ctypes.byref(uplo), ctypes.byref(diag), ctypes.byref(n), a.ctypes.data, ctypes.byref(lda),
            ctypes.byref(info))
     return info.value

@@ -57,3 +57,8 @@ def test_refuses_what_lapack_cannot_take_in_place(bad):
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="writeable"):
         _lapack.potrf(frozen, True)
+
+
+def test_an_empty_matrix_is_no_error():
+    for routine in (_lapack.potrf, _lapack.potri, _lapack.trtri):
+        assert routine(np.empty((0, 0)), True) == 0
