@@ -8,9 +8,8 @@ threads of an idle two-core machine, against 1.83x for the same routines here). 
 are the very ones SciPy exports for Cython (:mod:`scipy.linalg.cython_lapack`, its public C API,
 the same OpenBLAS build), called through :mod:`ctypes`, which releases the GIL for the call.
 
-Each routine works in place on a float64 array that is C- or Fortran-contiguous. A C-contiguous
-matrix is its transpose in Fortran's order, so its lower triangle is Fortran's upper one: the
-triangle is flipped for LAPACK, and the caller reads the triangle it asked for. Where the capsules
+Each routine works in place on a Fortran-ordered float64 array, as SciPy's wrappers work on their
+Fortran-ordered copy: the same arithmetic, to the bit. Where the capsules
 cannot be read (a SciPy without them) :data:`AVAILABLE` is False and the callers use
 ``scipy.linalg.lapack`` instead.
 """
@@ -52,14 +51,13 @@ def _sizes(a: np.ndarray) -> tuple[ctypes.c_int, ctypes.c_int, ctypes.c_int]:
 
 
 def _fortran_triangle(a: np.ndarray, lower: bool) -> ctypes.c_char:
-    """LAPACK's ``uplo`` for the triangle ``lower`` of a as NumPy indexes it (module docstring)."""
+    """LAPACK's ``uplo`` for the triangle ``lower`` of a, after checking that LAPACK can work on a
+    in place."""
     if a.dtype != np.float64 or a.ndim != 2 or a.shape[0] != a.shape[1] or not a.flags.writeable:
         raise ValueError(f"a square, writeable float64 matrix is needed, got {a.dtype} of shape {a.shape}")
-    if a.flags.f_contiguous:
-        return ctypes.c_char(b"L" if lower else b"U")
-    if a.flags.c_contiguous:
-        return ctypes.c_char(b"U" if lower else b"L")
-    raise ValueError("a C- or Fortran-contiguous matrix is needed")
+    if not a.flags.f_contiguous:
+        raise ValueError("a Fortran-contiguous matrix is needed: np.asfortranarray(a)")
+    return ctypes.c_char(b"L" if lower else b"U")
 
 
 def potrf(a: np.ndarray, lower: bool) -> int:

@@ -46,8 +46,8 @@ _ZEROED_ROWS = 256
 def potrf(A: np.ndarray, *, lower: bool, overwrite_a: bool = False) -> tuple[np.ndarray, int]:
     """(factor, info) of LAPACK's ``dpotrf`` of A (n, n), its other triangle zeroed; on one BLAS
     thread from order :data:`THREADED_CHOLESKY_LIMIT` (module docstring). ``info`` > 0: A is not
-    positive definite (to rounding). With ``overwrite_a``, a contiguous float64 A is factored in
-    place."""
+    positive definite (to rounding). With ``overwrite_a``, a Fortran-ordered float64 A is factored
+    in place (as by SciPy's wrapper)."""
     factor, info = _factor(A, lower, overwrite_a)
     if _GIL_FREE:  # SciPy's wrapper zeroes it already
         _zero_above_diagonal(factor if lower else factor.T)
@@ -58,9 +58,9 @@ def _factor(A: np.ndarray, lower: bool, overwrite_a: bool = False) -> tuple[np.n
     """:func:`potrf` without zeroing the other triangle (a copy of A's, or A's own in place)."""
     if not _GIL_FREE:
         return _on_one_thread_if_large(A, lambda: lapack.dpotrf(A, lower=lower, overwrite_a=overwrite_a))
-    in_place = (overwrite_a and A.dtype == np.float64 and A.flags.writeable
-                and (A.flags.c_contiguous or A.flags.f_contiguous))
-    # a copy in Fortran's order, as SciPy's wrapper makes: the same arithmetic, to the bit
+    # in place where SciPy's wrapper works in place, else its copy in Fortran's order: the same
+    # arithmetic, to the bit
+    in_place = overwrite_a and A.dtype == np.float64 and A.flags.writeable and A.flags.f_contiguous
     factor = A if in_place else np.array(A, dtype=float, order="F")
     return factor, _on_one_thread_if_large(A, lambda: _potrf_in_place(factor, lower))
 
