@@ -1,12 +1,14 @@
-"""LAPACK's Cholesky routines (``dpotrf``, ``dpotri``, ``dtrtri``) called with the GIL released.
+"""LAPACK's Cholesky routines (``dpotrf``, ``dpotri``, ``dtrtri``) and BLAS's triangular solve
+(``dtrsm``) called with the GIL released.
 
 The near field factors one small matrix per group of rows (about 190 rows, 130 000 of them at 10⁶
 rows in 8-D), from the package's worker threads (:func:`~spectral_leverage._blocks.on_all_cores`).
 SciPy's wrappers of these routines (``scipy.linalg.lapack``, 1.17) hold the GIL while LAPACK runs,
 so two threads factor no faster than one (``dpotrf`` + ``dpotri`` of order 190: 0.97x on two
 threads of an idle two-core machine, against 1.83x for the same routines here). The routines here
-are the very ones SciPy exports for Cython (:mod:`scipy.linalg.cython_lapack`, its public C API,
-the same OpenBLAS build), called through :mod:`ctypes`, which releases the GIL for the call.
+are the very ones SciPy exports for Cython (:mod:`scipy.linalg.cython_lapack` and
+:mod:`scipy.linalg.cython_blas`, its public C API, the same OpenBLAS build), called through
+:mod:`ctypes`, which releases the GIL for the call.
 
 Each routine works in place on a Fortran-ordered float64 array, as SciPy's wrappers work on their
 Fortran-ordered copy: the same arithmetic, to the bit. Where the capsules
@@ -17,18 +19,18 @@ cannot be read (a SciPy without them) :data:`AVAILABLE` is False and the callers
 from __future__ import annotations
 
 import ctypes
+import importlib
 
 import numpy as np
 
-__all__ = ["AVAILABLE", "potrf", "potri", "trtri"]
+__all__ = ["AVAILABLE", "potrf", "potri", "trsm", "trtri"]
 
 
-def _routine(name: str, n_args: int):
-    """The C function ``name`` of :mod:`scipy.linalg.cython_lapack` (all pointer arguments), or None."""
+def _routine(library: str, name: str, n_args: int):
+    """The C function ``name`` of ``scipy.linalg.cython_<library>`` (all pointer arguments), or None."""
     try:
-        from scipy.linalg import cython_lapack
-
-        capsule = cython_lapack.__pyx_capi__[name]
+        module = importlib.import_module(f"scipy.linalg.cython_{library}")
+        capsule = module.__pyx_capi__[name]
         get_name = ctypes.pythonapi.PyCapsule_GetName
         get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
         get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -39,9 +41,10 @@ def _routine(name: str, n_args: int):
     return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address) if address else None
 
 
-_POTRF, _POTRI, _TRTRI = _routine("dpotrf", 5), _routine("dpotri", 5), _routine("dtrtri", 6)
-#: Whether the routines below can be called (SciPy's Cython LAPACK found).
-AVAILABLE = None not in (_POTRF, _POTRI, _TRTRI)
+_POTRF, _POTRI = _routine("lapack", "dpotrf", 5), _routine("lapack", "dpotri", 5)
+_TRTRI, _TRSM = _routine("lapack", "dtrtri", 6), _routine("blas", "dtrsm", 11)
+#: Whether the routines below can be called (SciPy's Cython LAPACK and BLAS found).
+AVAILABLE = None not in (_POTRF, _POTRI, _TRTRI, _TRSM)
 
 
 def _sizes(a: np.ndarray) -> tuple[ctypes.c_int, ctypes.c_int, ctypes.c_int]:
@@ -50,14 +53,22 @@ def _sizes(a: np.ndarray) -> tuple[ctypes.c_int, ctypes.c_int, ctypes.c_int]:
     return ctypes.c_int(a.shape[0]), ctypes.c_int(max(1, a.shape[0])), ctypes.c_int(0)
 
 
-def _fortran_triangle(a: np.ndarray, lower: bool) -> ctypes.c_char:
-    """LAPACK's ``uplo`` for the triangle ``lower`` of a, after checking that LAPACK can work on a
-    in place."""
-    if a.dtype != np.float64 or a.ndim != 2 or a.shape[0] != a.shape[1] or not a.flags.writeable:
-        raise ValueError(f"a square, writeable float64 matrix is needed, got {a.dtype} of shape {a.shape}")
-    if not a.flags.f_contiguous:
-        raise ValueError("a Fortran-contiguous matrix is needed: np.asfortranarray(a)")
+def _fortran_triangle(a: np.ndarray, lower: bool, writeable: bool = True) -> ctypes.c_char:
+    """LAPACK's ``uplo`` for the triangle ``lower`` of a, after checking that LAPACK can read a (and
+    work on it in place if ``writeable``)."""
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"a square matrix is needed, got shape {a.shape}")
+    _check_fortran(a, "a", writeable)
     return ctypes.c_char(b"L" if lower else b"U")
+
+
+def _check_fortran(a: np.ndarray, name: str, writeable: bool = True) -> None:
+    """Raise unless a is a Fortran-contiguous float64 matrix, writeable if ``writeable``."""
+    if a.dtype != np.float64 or a.ndim != 2 or (writeable and not a.flags.writeable):
+        raise ValueError(f"{name} must be a {'writeable ' if writeable else ''}float64 matrix, got "
+                         f"{a.dtype} of shape {a.shape}{'' if a.flags.writeable else ', read-only'}")
+    if not a.flags.f_contiguous:
+        raise ValueError(f"{name} must be Fortran-contiguous: np.asfortranarray({name})")
 
 
 def potrf(a: np.ndarray, lower: bool) -> int:
@@ -83,3 +94,18 @@ def trtri(a: np.ndarray, lower: bool) -> int:
     _TRTRI(ctypes.byref(uplo), ctypes.byref(diag), ctypes.byref(n), a.ctypes.data, ctypes.byref(lda),
            ctypes.byref(info))
     return info.value
+
+
+def trsm(a: np.ndarray, b: np.ndarray, lower: bool) -> None:
+    """b (n, k) overwritten by :math:`T^{-1}b`, T the triangular matrix in the triangle ``lower`` of
+    a (n, n) (non-unit diagonal; the other triangle is not read). No check for a singular T: BLAS
+    divides by its diagonal."""
+    uplo = _fortran_triangle(a, lower, writeable=False)
+    _check_fortran(b, "b")
+    if b.shape[0] != a.shape[0]:
+        raise ValueError(f"b needs {a.shape[0]} rows, as a has, got shape {b.shape}")
+    side, no, diag, one = ctypes.c_char(b"L"), ctypes.c_char(b"N"), ctypes.c_char(b"N"), ctypes.c_double(1.0)
+    n, lda, _ = _sizes(a)
+    k, ldb = ctypes.c_int(b.shape[1]), ctypes.c_int(max(1, b.shape[0]))
+    _TRSM(*map(ctypes.byref, (side, uplo, no, diag, n, k, one)), a.ctypes.data, ctypes.byref(lda),
+          b.ctypes.data, ctypes.byref(ldb))

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from ._blocks import blas_at_most
 from ._lapack import AVAILABLE as _GIL_FREE
 from ._lapack import potrf as _potrf_in_place
 from ._lapack import potri as _potri_in_place
+from ._lapack import trsm as _trsm_in_place
 from ._lapack import trtri as _trtri_in_place
 
-__all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "potrf", "spd_inverse_lower",
-           "spd_solve", "trailing_inverse_diagonal"]
+__all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "inverse_quadratic", "lower_factor",
+           "lower_solve", "potrf", "spd_inverse_lower", "spd_solve", "trailing_inverse_diagonal",
+           "trailing_root"]
 
 #: From this order on a Cholesky factorisation runs on one BLAS thread: OpenBLAS's threaded
 #: ``potrf`` writes past its buffers there and the process dies (SIGSEGV). Measured with SciPy's
@@ -120,15 +122,50 @@ def spd_inverse_lower(A: np.ndarray, *, lu: bool = True) -> np.ndarray | None:
 def trailing_inverse_diagonal(A: np.ndarray, c: int, *, lu: bool = True) -> np.ndarray | None:
     """diag(A^{-1}) at the last c rows of A (n, n), from its lower triangle; where A's Cholesky
     factorisation fails, LU's, or None with ``lu=False``."""
-    chol, info = _factor(A, lower=True)
-    if info != 0:
+    chol = lower_factor(A)
+    if chol is None:
         return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy() if lu else None
-    root = np.array(chol[len(A) - c:, len(A) - c:], order="F")
+    return inverse_diagonal(trailing_root(chol, c))
+
+
+def lower_factor(A: np.ndarray) -> np.ndarray | None:
+    """A's lower Cholesky factor L (A = LL^T) in the lower triangle of a new Fortran-ordered array
+    (the upper one is not set), or None where ``potrf`` fails."""
+    chol, info = _factor(A, lower=True)
+    return chol if info == 0 else None
+
+
+def trailing_root(chol: np.ndarray, c: int) -> np.ndarray:
+    """The trailing c×c block of :math:`L^{-1}`, L lower triangular (n, n) in the lower triangle of
+    ``chol``: the inverse of L's own trailing block, as L^{-1} is lower triangular. Its upper
+    triangle zeroed."""
+    root = np.array(chol[len(chol) - c:, len(chol) - c:], order="F")
     if _GIL_FREE:
         _trtri_in_place(root, lower=True)
     else:
         root = lapack.dtrtri(root, lower=True, overwrite_c=True)[0]
-    return inverse_diagonal(root)
+    return np.tril(root)
+
+
+def lower_solve(chol: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """:math:`L^{-1}B` (new, Fortran-ordered float64) for L lower triangular (n, n) in the lower
+    triangle of ``chol`` (the upper one is not read) and B (n, k)."""
+    if not _GIL_FREE:
+        return blas.dtrsm(1.0, chol, B, lower=True)
+    solved = np.array(B, dtype=float, order="F")
+    _trsm_in_place(np.asfortranarray(chol, dtype=float), solved, lower=True)
+    return solved
+
+
+def inverse_quadratic(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    r""":math:`\mathrm{diag}(B^\top A^{-1} B)` for A (n, n) symmetric positive definite, from its
+    lower triangle, and B (n, k): the squared column norms of :math:`L^{-1}B`, or by
+    :func:`spd_solve` where rounding fails A's Cholesky factorisation."""
+    chol = lower_factor(A)
+    if chol is None:
+        return np.einsum("ij,ij->j", B, spd_solve(A, B))
+    solved = lower_solve(chol, B)
+    return np.einsum("ij,ij->j", solved, solved)
 
 
 def spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -50,7 +50,7 @@ def test_the_other_triangle_is_left_alone_and_failures_are_reported():
 @pytest.mark.parametrize("bad", [np.ones((3, 3), dtype=np.float32, order="F"), np.ones((3, 4), order="F"),
                                  np.ones((6, 6), order="F")[::2, ::2], np.ones((3, 3)) + np.eye(3)])
 def test_refuses_what_lapack_cannot_take_in_place(bad):
-    with pytest.raises(ValueError, match=r"float64|Fortran-contiguous"):
+    with pytest.raises(ValueError, match=r"float64|Fortran-contiguous|square"):
         _lapack.potrf(bad, True)
     frozen = np.eye(3, order="F")
     frozen.flags.writeable = False
@@ -61,3 +61,29 @@ def test_refuses_what_lapack_cannot_take_in_place(bad):
 def test_an_empty_matrix_is_no_error():
     for routine in (_lapack.potrf, _lapack.potri, _lapack.trtri):
         assert routine(np.empty((0, 0), order="F"), True) == 0
+    _lapack.trsm(np.empty((0, 0), order="F"), np.empty((0, 3), order="F"), True)
+    _lapack.trsm(np.eye(3, order="F"), np.empty((3, 0), order="F"), True)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_the_triangular_solve_matches_scipy_and_reads_one_triangle(lower):
+    from scipy.linalg import blas
+
+    factor = lapack.dpotrf(spd(41, 2), lower=lower)[0]
+    B = np.random.default_rng(3).standard_normal((41, 9))
+    other = np.triu(np.full((41, 41), np.nan), 1)
+    marked = np.asfortranarray(factor + (other if lower else other.T))
+    solved = np.asfortranarray(B)
+    _lapack.trsm(marked, solved, lower)
+    np.testing.assert_array_equal(solved, blas.dtrsm(1.0, factor, B, lower=lower))
+    np.testing.assert_allclose(factor @ solved, B, atol=1e-12)
+    frozen = np.asfortranarray(factor)
+    frozen.flags.writeable = False  # the triangle is only read
+    _lapack.trsm(frozen, np.asfortranarray(B), lower)
+
+
+@pytest.mark.parametrize("bad", [np.ones((41, 9)), np.ones((40, 9), order="F"),
+                                 np.ones((41, 9), np.float32, order="F")])
+def test_the_triangular_solve_refuses_a_right_side_it_cannot_overwrite(bad):
+    with pytest.raises(ValueError, match=r"b (must be Fortran|must be a writeable float64|needs 41 rows)"):
+        _lapack.trsm(np.eye(41, order="F"), bad, True)

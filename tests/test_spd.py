@@ -12,10 +12,14 @@ from spectral_leverage._spd import (
     THREADED_CHOLESKY_LIMIT,
     cholesky,
     inverse_diagonal,
+    inverse_quadratic,
+    lower_factor,
+    lower_solve,
     potrf,
     spd_inverse_lower,
     spd_solve,
     trailing_inverse_diagonal,
+    trailing_root,
 )
 
 
@@ -62,6 +66,29 @@ def test_lu_answers_where_cholesky_fails():
                                   np.tril(spd_inverse_lower(spd(20, 2))))
 
 
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 60), k=st.integers(0, 7), seed=st.integers(0, 2**16), c=st.integers(1, 60))
+def test_the_solves_from_the_lower_factor_equal_numpys(n, k, seed, c):
+    A, c = spd(n, seed, condition=1e4), min(c, n)
+    B = np.random.default_rng(seed).standard_normal((n, k))
+    chol = lower_factor(np.tril(A) + np.triu(np.full_like(A, np.nan), 1))  # the lower triangle only
+    L = np.linalg.cholesky(A)
+    np.testing.assert_allclose(np.tril(chol), L, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lower_solve(chol, B), np.linalg.solve(L, B), rtol=1e-7, atol=1e-9)
+    # L^{-1}'s trailing block is the inverse of L's own, its upper triangle zero
+    np.testing.assert_allclose(trailing_root(chol, c), np.linalg.inv(L)[n - c:, n - c:], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(inverse_quadratic(A, B), np.diag(B.T @ np.linalg.solve(A, B)), rtol=1e-6,
+                               atol=1e-9)
+
+
+def test_the_solves_answer_where_cholesky_fails():
+    A = spd(20, 2, condition=10.0)
+    A[0, 0] = -1.0  # symmetric, invertible, indefinite
+    B = np.random.default_rng(1).standard_normal((20, 4))
+    assert lower_factor(A) is None
+    np.testing.assert_allclose(inverse_quadratic(A, B), np.diag(B.T @ np.linalg.solve(A, B)), rtol=1e-9)
+
+
 def test_inverse_diagonal_sums_columns_of_the_inverse_factor_by_blocks():
     A = spd(70, 3)
     root = np.linalg.inv(np.linalg.cholesky(A))
@@ -90,7 +117,8 @@ def test_the_routines_without_the_gil_give_scipys_bits(monkeypatch):
     for available in (False, True):
         monkeypatch.setattr(_spd, "_GIL_FREE", available)
         routes[available] = (potrf(A, lower=True)[0], potrf(A, lower=False)[0],
-                             np.tril(spd_inverse_lower(A)), trailing_inverse_diagonal(A, 7))
+                             np.tril(spd_inverse_lower(A)), trailing_inverse_diagonal(A, 7),
+                             lower_solve(potrf(A, lower=True)[0], A[:, :5]), inverse_quadratic(A, A[:, :5]))
     for scipys, ours in zip(routes[False], routes[True], strict=True):
         np.testing.assert_array_equal(ours, scipys)
     lower, upper = routes[True][:2]

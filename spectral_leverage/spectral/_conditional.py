@@ -13,7 +13,16 @@ from pykdtree.kdtree import KDTree
 from scipy.spatial import cKDTree
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, progress, row_chunks
-from .._spd import spd_inverse_lower, spd_solve, trailing_inverse_diagonal
+from .._spd import (
+    inverse_diagonal,
+    inverse_quadratic,
+    lower_factor,
+    lower_solve,
+    spd_inverse_lower,
+    spd_solve,
+    trailing_inverse_diagonal,
+    trailing_root,
+)
 
 __all__ = [
     "AnchorGroups",
@@ -28,6 +37,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: A near block's leverage is taken given every row (:meth:`NearField._leverage_given_all`) where
+#: the pivots are fewer than this many times its rows, by the downdate elsewhere: where the two
+#: cost about the same (benchmarks/near_block_routes.py, one BLAS thread, blocks of 33-264 rows
+#: against 32-512 pivots: 0.89-1.03x at m/u = 0.65-0.73, 0.34x at 0.12, 1.5x at 0.97).
+GIVEN_ALL_RATIO = 0.7
 
 
 class Factor:
@@ -113,19 +128,15 @@ class NearField:
         rows of the block and the far field: with :math:`C` the block's covariance given the far
         field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
 
-        With :math:`D = \mathrm{diag}(r_{UU} + \gamma)` and :math:`W = D - S_U`,
-        :math:`S_U + S_U W^{-1} S_U = D W^{-1} D - D`, so
-        :math:`C + \gamma I = R_{UU} - \mathrm{diag}(r_{UU}) + D W^{-1} D`: two Cholesky
-        factorisations and the inverse of one (:mod:`spectral_leverage._spd`; with the members last,
-        their diagonal needs only its trailing block), about a third of the work of LU solves.
-
-        This takes the block's rows out of the far field (a downdate), which can lose every digit
-        where they are nearly all the far field holds in some direction and :math:`\gamma` is
-        small. Where it gives what cannot be, a member's prior variance given the far field or its
-        variance given the block at or below zero (or W fails its Cholesky factorisation),
-        :meth:`_leverage_given_all` answers instead."""
-        noise = self.factor.residual(points, F_U) + self.gamma
+        Two routes give it. Where the pivots are fewer than :data:`GIVEN_ALL_RATIO` times the
+        block's rows, :meth:`_leverage_given_all`, which works with the m×m precision of the far
+        field's weights given every row: the cheaper of the two there, and the one that keeps its
+        digits. Else the downdate (:meth:`_downdate`), with u×u matrices only; where it gives what
+        cannot be, :meth:`_leverage_given_all` answers instead."""
         kernel = self.factor.kernel(points)  # K_UU
+        noise = self.factor.residual(points, F_U) + self.gamma
+        if self.factor.rank < GIVEN_ALL_RATIO * len(points):
+            return self._leverage_given_all(kernel, F_U, noise, c)
         leverage = self._downdate(kernel, F_U, G_U, noise, c)
         if leverage is None:
             logger.debug("a near block of %d rows conditioned on all rows: the downdate lost its digits",
@@ -135,10 +146,18 @@ class NearField:
 
     def _downdate(self, kernel: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, noise: np.ndarray,
                   c: int) -> np.ndarray | None:
-        """:meth:`leverage` by the downdate, from the block's kernel matrix ``kernel``, or None where
-        it gives what cannot be: a prior variance given the far field at or below zero in the block,
-        a member's variance given the block at or below zero, or a Cholesky factorisation that
-        fails."""
+        r""":meth:`leverage` by the downdate, from the block's kernel matrix ``kernel``, or None where
+        it gives what cannot be.
+
+        With :math:`D = \mathrm{diag}(r_{UU} + \gamma)` (``noise``) and :math:`W = D - S_U`,
+        :math:`S_U + S_U W^{-1} S_U = D W^{-1} D - D`, so
+        :math:`C + \gamma I = R_{UU} - \mathrm{diag}(r_{UU}) + D W^{-1} D`: two Cholesky
+        factorisations and the inverse of one (:mod:`spectral_leverage._spd`; with the members last,
+        their diagonal needs only its trailing block). This takes the block's rows out of the far
+        field, which can lose every digit where they are nearly all the far field holds in some
+        direction and :math:`\gamma` is small. None where it gives what cannot be: a prior variance
+        given the far field at or below zero in the block, a member's variance given the block at or
+        below zero, or a Cholesky factorisation that fails."""
         W = -_gram(G_U, self.single)
         diagonal = np.diag_indices(len(kernel))
         W[diagonal] += noise
@@ -164,28 +183,41 @@ class NearField:
                             c: int) -> np.ndarray:
         r""":meth:`leverage` without the downdate, from the block's kernel matrix ``kernel``: with the
         far field's precision :math:`A = \Lambda` (diagonal in the rotated basis, ``scale``
-        :math:`= \Lambda^{-1/2}`),
-        the block's residual and noise :math:`N = R_{UU} + \gamma I` and :math:`D` = ``noise``,
-        Woodbury's identity gives
+        :math:`= \Lambda^{-1/2}`), the block's residual and noise :math:`N = R_{UU} + \gamma I` and
+        :math:`D` = ``noise``, Woodbury's identity gives
         :math:`(C + \gamma I)^{-1} = N^{-1} - N^{-1} F_U P^{-1} F_U^\top N^{-1}` with
         :math:`P = \Lambda - F_U^\top D^{-1} F_U + F_U^\top N^{-1} F_U`, the precision of the
-        far field's weights given every row. P's terms are no longer near cancelling: where the
-        block's rows are most of :math:`\Lambda` in a direction, :math:`F_U^\top N^{-1} F_U` puts
-        them back. :math:`O(m^3)` for m pivots, against the downdate's :math:`O(u^2 m + u^3)`: for
-        the rare blocks that need it (five identical rows on a pivot at :math:`\gamma = n\lambda`
-        = 8e-8, in 2-D: their prior read -4.7 and their leverage 1e-293 through the downdate, where
-        the exact leverage is 0.2; 0.2 here). Where both routes answer they agree to 2e-6 (CCPP,
-        CASP and normal rows in 8-D, 4000 rows, λ = n^-1 to n^-3, every block)."""
+        far field's weights given every row. P's terms are not near cancelling: where the block's rows
+        are most of :math:`\Lambda` in a direction, :math:`F_U^\top N^{-1} F_U` puts them back, and
+        :math:`P \succeq I`. (Five identical rows on a pivot at :math:`\gamma = n\lambda` = 8e-8, in
+        2-D: their prior read -4.7 and their leverage 1e-293 through the downdate, where the exact
+        leverage is 0.2; 0.2 here. Where both routes answer they agree to 2e-6: CCPP, CASP and normal
+        rows in 8-D, 4000 rows, λ = n^-1 to n^-3, every block.)
+
+        With :math:`N = LL^\top` and :math:`Y = L^{-1}F_U`, :math:`F_U^\top N^{-1}F_U = Y^\top Y`;
+        the members being last, their rows of :math:`N^{-1}` and of :math:`N^{-1}F_U` need only the
+        trailing block of :math:`L^{-1}`. :math:`O(u^3/3 + u^2 m + u m^2 + m^3/3)`, against the
+        downdate's :math:`O(u^2 m + u^3)`, whose inverse (``potri``) runs slowly (its ``trtri``
+        takes twice ``potrf``'s time for the same arithmetic at order 190): 0.77x the downdate's time
+        on 400 blocks of the fit to 10⁶ standard normal rows in 8-D (RBF, ℓ = 1, λ = 1/n; u about 175,
+        m = 131; one thread). Where rounding takes N's Cholesky factorisation, the symmetric
+        indefinite one solves instead."""
         F_U = np.asarray(F_U, dtype=float)
-        residual = kernel - F_U @ F_U.T
+        residual = kernel - _gram(F_U, self.single)
         residual[np.diag_indices(len(kernel))] = noise  # R_UU + gamma I, its diagonal as in D
-        solved = spd_solve(residual, np.hstack([F_U, np.eye(len(kernel))[:, -c:]]))
-        weighted = solved[:, :-c]  # N^{-1} F_U
-        precision = F_U.T @ (weighted - F_U / noise[:, None])
+        chol = lower_factor(residual)
+        if chol is not None:
+            solved = lower_solve(chol, F_U)  # Y
+            root = trailing_root(chol, c)  # L^{-1} at the members
+            inverse, members, gram = inverse_diagonal(root), root.T @ solved[-c:], solved.T @ solved
+        else:
+            solved = spd_solve(residual, np.hstack([F_U, np.eye(len(kernel))[:, -c:]]))
+            inverse, members = np.diagonal(solved[-c:, -c:]), solved[-c:, :-c]  # N^{-1}, N^{-1} F_U there
+            gram = F_U.T @ solved[:, :-c]
+        weighted = F_U / np.sqrt(noise)[:, None]
+        precision = gram - weighted.T @ weighted
         precision[np.diag_indices_from(precision)] += 1.0 / self.scale**2
-        inverse = np.diagonal(solved[-c:, -c:])  # N^{-1} at the members
-        members = weighted[-c:]
-        through = np.einsum("ij,ji->i", members, spd_solve(precision, members.T))
+        through = inverse_quadratic(precision, members.T)
         return np.clip(1.0 - self.gamma * (inverse - through), 0.0, 1.0)
 
 

@@ -67,8 +67,10 @@ at the low-rank end the tail integral alone is within a few per cent of exact le
 
 Cost: pivots on a subsample (:math:`O(n_s m^2)`); two passes over the rows for :math:`A` and the
 leave-one-out variances (:math:`O(nm^2)`), the tail integral's table once (:math:`O(1)` per row); with
-neighbours, a k-nearest-neighbour query and :math:`O(u^2 m + u^3)` per group of c rows sharing a
-block of u rows (u at most :data:`BLOCK_NEAR_BLOCKS` (k + 1)). Memory: quarters of
+neighbours, a k-nearest-neighbour query and, per group of c rows sharing a block of u rows (u at
+most :data:`BLOCK_NEAR_BLOCKS` (k + 1)), :math:`O(u^2 m + u^3)` by the downdate or
+:math:`O(u^3/3 + u^2 m + u m^2 + m^3/3)` given every row, whichever costs less
+(:data:`~._conditional.GIVEN_ALL_RATIO`). Memory: quarters of
 ``memory_budget`` for the m×m matrices, the pivot subsample, its kernel blocks and each pass's row
 blocks (m and k shrink to fit a small budget).
 

@@ -21,6 +21,7 @@ from spectral_leverage.datasets import make_bimodal, make_embedded
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.pivoted_cholesky import subsample_pivots
+from spectral_leverage.spectral import _conditional
 from spectral_leverage.spectral._conditional import AnchorGroups, NearField, sharing_runs, split_group
 from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_scores, group_anchors
 from spectral_leverage.spectral.plan import near_neighbours
@@ -297,6 +298,42 @@ def test_the_near_field_without_the_downdate_agrees_with_it_where_it_holds(X, re
     with mock.patch.object(NearField, "leverage", both):
         full_scale(X, Matern(0.5, nu=1.5), reg, max_pivots=60, n_neighbors=8)
     assert len(compared) > 10 and max(compared) < 1e-6, (len(compared), max(compared))
+
+
+@pytest.mark.parametrize("pivots, neighbours, route",
+                         [(16, 32, "_leverage_given_all"), (200, 8, "_downdate")])
+def test_each_near_block_takes_the_cheaper_route_and_both_give_the_same_scores(X, pivots, neighbours, route):
+    """Fewer pivots than GIVEN_ALL_RATIO times a block's rows: the route given every row, else the
+    downdate (benchmarks/near_block_routes.py); forced the other way, the scores agree to rounding."""
+    calls = {"_leverage_given_all": 0, "_downdate": 0}
+
+    def counted(name):
+        method = getattr(NearField, name)
+
+        def spy(self, *args):
+            calls[name] += 1
+            return method(self, *args)
+        return spy
+
+    with mock.patch.object(NearField, "_leverage_given_all", counted("_leverage_given_all")), \
+            mock.patch.object(NearField, "_downdate", counted("_downdate")):
+        chosen, _ = full_scale(X, Matern(0.5, nu=1.5), N**-1.0, max_pivots=pivots, n_neighbors=neighbours)
+    assert calls[route] > 10 and calls[route] == sum(calls.values()), calls
+    forced = 0.0 if route == "_leverage_given_all" else np.inf
+    with mock.patch.object(_conditional, "GIVEN_ALL_RATIO", forced):
+        other, _ = full_scale(X, Matern(0.5, nu=1.5), N**-1.0, max_pivots=pivots, n_neighbors=neighbours)
+    np.testing.assert_allclose(other, chosen, rtol=1e-6)
+
+
+def test_the_route_given_every_row_solves_where_rounding_takes_its_cholesky_factorisation(X):
+    """Where the block's residual R_UU + γI fails its Cholesky factorisation, the symmetric
+    indefinite factorisation solves in its place: the same scores (forced here on every block)."""
+    kernel, reg = Matern(0.5, nu=1.5), N**-1.0
+    by_cholesky, _ = full_scale(X, kernel, reg, max_pivots=16)
+    with mock.patch.object(_conditional, "lower_factor", lambda A: None):
+        by_ldl, _ = full_scale(X, kernel, reg, max_pivots=16)
+    np.testing.assert_allclose(by_ldl, by_cholesky, rtol=1e-8)
+    assert not np.array_equal(by_ldl, by_cholesky)  # the other factorisation did run
 
 
 def test_memory_stays_within_the_budget_plus_linear_terms():
