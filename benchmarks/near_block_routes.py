@@ -1,7 +1,8 @@
 """The near field's two routes for one block, timed over the block's rows u and the pivots m: the
 downdate (u×u matrices, ``NearField._downdate``) against conditioning on every row (an m×m
-precision, ``NearField._leverage_given_all``). ``_conditional.GIVEN_ALL_RATIO`` is read off this
-table: the route given every row is taken where m < ratio · u.
+precision, ``NearField._leverage_given_all``), with their products in float32 (where n λ allows it,
+``full_scale.SINGLE_GAMMA``) or float64. ``_conditional.GIVEN_ALL_RATIO`` is read off this table: the
+route given every row is taken where m < ratio · u.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/near_block_routes.py
 
@@ -29,8 +30,9 @@ from spectral_leverage.spectral._conditional import Factor, NearField, far_field
 ROWS, DIM, BLOCKS, PASSES = 20_000, 8, 40, 5
 
 
-def near_field(X: np.ndarray, m: int, rng: np.random.Generator) -> NearField:
-    """The fit's NearField for m uniformly drawn pivots of X (RBF, ℓ = 1, γ = nλ = 1)."""
+def near_field(X: np.ndarray, m: int, rng: np.random.Generator, single: bool) -> NearField:
+    """The fit's NearField for m uniformly drawn pivots of X (RBF, ℓ = 1, γ = nλ = 1), its products
+    in float32 if ``single``."""
     kernel = RBF(1.0)
     pivot_rows = X[rng.choice(len(X), m, replace=False)]
     factor = Factor(kernel, pivot_rows, inverse_sqrt(kernel(pivot_rows)))
@@ -38,7 +40,7 @@ def near_field(X: np.ndarray, m: int, rng: np.random.Generator) -> NearField:
                              (np.eye(factor.rank), 0.0))
     values, vectors = linalg.eigh(precision)
     return NearField(parse_kernel(kernel), factor.rotated(vectors), 1.0 / np.sqrt(values), 1.0, None,
-                     single=True)
+                     single=single)
 
 
 def blocks(X: np.ndarray, field: NearField, u: int, rng: np.random.Generator) -> list:
@@ -70,18 +72,20 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     X = rng.standard_normal((ROWS, DIM))
-    print("| u | m | m / u | downdate ms | given every row ms | ratio | largest difference |")
-    print("|---|---|---|---|---|---|---|")
+    print("| products | u | m | m / u | downdate ms | given every row ms | ratio | largest difference |")
+    print("|---|---|---|---|---|---|---|---|")
     with limit_threads(1):
-        for m in map(int, args.m.split(",")):
-            field = near_field(X, m, rng)
-            for u in map(int, args.u.split(",")):
-                cases = blocks(X, field, u, rng)
-                down, a = timed(field._downdate, cases)
-                given, b = timed(field._leverage_given_all, [(K, F, noise, c) for K, F, _, noise, c in cases])
-                gap = max(np.max(np.abs(x - y) / y) for x, y in zip(a, b, strict=True))
-                print(f"| {u} | {m} | {m / u:.2f} | {down:.3f} | {given:.3f} | {given / down:.2f} "
-                      f"| {gap:.1e} |", flush=True)
+        for single in (True, False):
+            for m in map(int, args.m.split(",")):
+                field = near_field(X, m, rng, single)
+                for u in map(int, args.u.split(",")):
+                    cases = blocks(X, field, u, rng)
+                    down, a = timed(field._downdate, cases)
+                    given, b = timed(field._leverage_given_all,
+                                     [(K, F, noise, c) for K, F, _, noise, c in cases])
+                    gap = max(np.max(np.abs(x - y) / y) for x, y in zip(a, b, strict=True))
+                    print(f"| {'float32' if single else 'float64'} | {u} | {m} | {m / u:.2f} | {down:.3f} "
+                          f"| {given:.3f} | {given / down:.2f} | {gap:.1e} |", flush=True)
 
 
 if __name__ == "__main__":

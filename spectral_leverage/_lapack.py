@@ -42,9 +42,11 @@ def _routine(library: str, name: str, n_args: int):
 
 
 _POTRF, _POTRI = _routine("lapack", "dpotrf", 5), _routine("lapack", "dpotri", 5)
-_TRTRI, _TRSM = _routine("lapack", "dtrtri", 6), _routine("blas", "dtrsm", 11)
+_TRTRI = _routine("lapack", "dtrtri", 6)
+_TRSM = {np.dtype(np.float64): _routine("blas", "dtrsm", 11),
+         np.dtype(np.float32): _routine("blas", "strsm", 11)}
 #: Whether the routines below can be called (SciPy's Cython LAPACK and BLAS found).
-AVAILABLE = None not in (_POTRF, _POTRI, _TRTRI, _TRSM)
+AVAILABLE = None not in (_POTRF, _POTRI, _TRTRI, *_TRSM.values())
 
 
 def _sizes(a: np.ndarray) -> tuple[ctypes.c_int, ctypes.c_int, ctypes.c_int]:
@@ -53,19 +55,19 @@ def _sizes(a: np.ndarray) -> tuple[ctypes.c_int, ctypes.c_int, ctypes.c_int]:
     return ctypes.c_int(a.shape[0]), ctypes.c_int(max(1, a.shape[0])), ctypes.c_int(0)
 
 
-def _fortran_triangle(a: np.ndarray, lower: bool, writeable: bool = True) -> ctypes.c_char:
+def _fortran_triangle(a: np.ndarray, lower: bool, writeable: bool = True, dtype=np.float64) -> ctypes.c_char:
     """LAPACK's ``uplo`` for the triangle ``lower`` of a, after checking that LAPACK can read a (and
     work on it in place if ``writeable``)."""
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"a square matrix is needed, got shape {a.shape}")
-    _check_fortran(a, "a", writeable)
+    _check_fortran(a, "a", writeable, dtype)
     return ctypes.c_char(b"L" if lower else b"U")
 
 
-def _check_fortran(a: np.ndarray, name: str, writeable: bool = True) -> None:
-    """Raise unless a is a Fortran-contiguous float64 matrix, writeable if ``writeable``."""
-    if a.dtype != np.float64 or a.ndim != 2 or (writeable and not a.flags.writeable):
-        raise ValueError(f"{name} must be a {'writeable ' if writeable else ''}float64 matrix, got "
+def _check_fortran(a: np.ndarray, name: str, writeable: bool = True, dtype=np.float64) -> None:
+    """Raise unless a is a Fortran-contiguous matrix of ``dtype``, writeable if ``writeable``."""
+    if a.dtype != dtype or a.ndim != 2 or (writeable and not a.flags.writeable):
+        raise ValueError(f"{name} must be a {'writeable ' if writeable else ''}{np.dtype(dtype)} matrix, got "
                          f"{a.dtype} of shape {a.shape}{'' if a.flags.writeable else ', read-only'}")
     if not a.flags.f_contiguous:
         raise ValueError(f"{name} must be Fortran-contiguous: np.asfortranarray({name})")
@@ -98,14 +100,16 @@ def trtri(a: np.ndarray, lower: bool) -> int:
 
 def trsm(a: np.ndarray, b: np.ndarray, lower: bool) -> None:
     """b (n, k) overwritten by :math:`T^{-1}b`, T the triangular matrix in the triangle ``lower`` of
-    a (n, n) (non-unit diagonal; the other triangle is not read). No check for a singular T: BLAS
-    divides by its diagonal."""
-    uplo = _fortran_triangle(a, lower, writeable=False)
-    _check_fortran(b, "b")
+    a (n, n) (non-unit diagonal; the other triangle is not read), both float64 (``dtrsm``) or both
+    float32 (``strsm``). No check for a singular T: BLAS divides by its diagonal."""
+    dtype = np.float32 if a.dtype == np.float32 else np.float64
+    uplo = _fortran_triangle(a, lower, writeable=False, dtype=dtype)
+    _check_fortran(b, "b", dtype=dtype)
     if b.shape[0] != a.shape[0]:
         raise ValueError(f"b needs {a.shape[0]} rows, as a has, got shape {b.shape}")
-    side, no, diag, one = ctypes.c_char(b"L"), ctypes.c_char(b"N"), ctypes.c_char(b"N"), ctypes.c_double(1.0)
+    side, no, diag = ctypes.c_char(b"L"), ctypes.c_char(b"N"), ctypes.c_char(b"N")
+    one = (ctypes.c_float if dtype == np.float32 else ctypes.c_double)(1.0)
     n, lda, _ = _sizes(a)
     k, ldb = ctypes.c_int(b.shape[1]), ctypes.c_int(max(1, b.shape[0]))
-    _TRSM(*map(ctypes.byref, (side, uplo, no, diag, n, k, one)), a.ctypes.data, ctypes.byref(lda),
-          b.ctypes.data, ctypes.byref(ldb))
+    _TRSM[np.dtype(dtype)](*map(ctypes.byref, (side, uplo, no, diag, n, k, one)), a.ctypes.data,
+                           ctypes.byref(lda), b.ctypes.data, ctypes.byref(ldb))

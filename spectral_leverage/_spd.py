@@ -8,6 +8,11 @@ read. Where a matrix positive definite in exact arithmetic fails ``potrf`` by ro
 instead, or None for a caller with a better route (``lu=False``); :func:`spd_solve` solves by the
 symmetric indefinite factorisation then.
 
+The near field's route given every row needs no inverse: the lower factor L of a block's matrix,
+:math:`L^{-1}B` (:func:`lower_solve`, BLAS ``trsm``, in float32 where the caller allows it), the
+trailing block of :math:`L^{-1}` (:func:`trailing_root`) and :math:`\mathrm{diag}(B^\top A^{-1}B)`
+(:func:`inverse_quadratic`).
+
 Every Cholesky factorisation of the package goes through :func:`potrf`, which keeps large ones
 on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`). LAPACK runs with the GIL released
 (:mod:`spectral_leverage._lapack`), so that the near field's worker threads factor their blocks side
@@ -147,14 +152,15 @@ def trailing_root(chol: np.ndarray, c: int) -> np.ndarray:
     return np.tril(root)
 
 
-def lower_solve(chol: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """:math:`L^{-1}B` (new, Fortran-ordered float64) for L lower triangular (n, n) in the lower
-    triangle of ``chol`` (the upper one is not read) and B (n, k)."""
+def lower_solve(chol: np.ndarray, B: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """:math:`L^{-1}B` (new, Fortran-ordered, of ``dtype``: float64, or float32 at twice the speed)
+    for L lower triangular (n, n) in the lower triangle of ``chol`` (the upper one is not read) and
+    B (n, k)."""
+    chol, B = np.asfortranarray(chol, dtype=dtype), np.array(B, dtype=dtype, order="F")
     if not _GIL_FREE:
-        return blas.dtrsm(1.0, chol, B, lower=True)
-    solved = np.array(B, dtype=float, order="F")
-    _trsm_in_place(np.asfortranarray(chol, dtype=float), solved, lower=True)
-    return solved
+        return (blas.strsm if dtype == np.float32 else blas.dtrsm)(1.0, chol, B, lower=True, overwrite_b=True)
+    _trsm_in_place(chol, B, lower=True)
+    return B
 
 
 def inverse_quadratic(A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -65,25 +65,27 @@ def test_an_empty_matrix_is_no_error():
     _lapack.trsm(np.eye(3, order="F"), np.empty((3, 0), order="F"), True)
 
 
+@pytest.mark.parametrize("dtype, tolerance", [(np.float64, 1e-12), (np.float32, 1e-5)])
 @pytest.mark.parametrize("lower", [True, False])
-def test_the_triangular_solve_matches_scipy_and_reads_one_triangle(lower):
+def test_the_triangular_solve_matches_scipy_and_reads_one_triangle(lower, dtype, tolerance):
     from scipy.linalg import blas
 
-    factor = lapack.dpotrf(spd(41, 2), lower=lower)[0]
-    B = np.random.default_rng(3).standard_normal((41, 9))
-    other = np.triu(np.full((41, 41), np.nan), 1)
+    factor = lapack.dpotrf(spd(41, 2), lower=lower)[0].astype(dtype)
+    B = np.random.default_rng(3).standard_normal((41, 9)).astype(dtype)
+    other = np.triu(np.full((41, 41), np.nan, dtype=dtype), 1)
     marked = np.asfortranarray(factor + (other if lower else other.T))
     solved = np.asfortranarray(B)
     _lapack.trsm(marked, solved, lower)
-    np.testing.assert_array_equal(solved, blas.dtrsm(1.0, factor, B, lower=lower))
-    np.testing.assert_allclose(factor @ solved, B, atol=1e-12)
+    scipys = (blas.dtrsm if dtype == np.float64 else blas.strsm)(1.0, factor, B, lower=lower)
+    np.testing.assert_array_equal(solved, scipys)
+    np.testing.assert_allclose(factor.astype(float) @ solved, B, atol=tolerance)
     frozen = np.asfortranarray(factor)
     frozen.flags.writeable = False  # the triangle is only read
     _lapack.trsm(frozen, np.asfortranarray(B), lower)
 
 
 @pytest.mark.parametrize("bad", [np.ones((41, 9)), np.ones((40, 9), order="F"),
-                                 np.ones((41, 9), np.float32, order="F")])
+                                 np.ones((41, 9), np.float32, order="F")])  # the last: a is float64
 def test_the_triangular_solve_refuses_a_right_side_it_cannot_overwrite(bad):
     with pytest.raises(ValueError, match=r"b (must be Fortran|must be a writeable float64|needs 41 rows)"):
         _lapack.trsm(np.eye(41, order="F"), bad, True)

@@ -75,6 +75,10 @@ def test_the_solves_from_the_lower_factor_equal_numpys(n, k, seed, c):
     L = np.linalg.cholesky(A)
     np.testing.assert_allclose(np.tril(chol), L, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(lower_solve(chol, B), np.linalg.solve(L, B), rtol=1e-7, atol=1e-9)
+    exact = np.linalg.solve(L, B)
+    single = lower_solve(chol, B, np.float32)  # within n x float32's rounding x L's condition (1e2)
+    assert single.dtype == np.float32 and single.flags.f_contiguous
+    np.testing.assert_allclose(single, exact, atol=n * 6e-8 * 1e2 * np.abs(exact).max(initial=1e-30))
     # L^{-1}'s trailing block is the inverse of L's own, its upper triangle zero
     np.testing.assert_allclose(trailing_root(chol, c), np.linalg.inv(L)[n - c:, n - c:], rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(inverse_quadratic(A, B), np.diag(B.T @ np.linalg.solve(A, B)), rtol=1e-6,
@@ -118,7 +122,8 @@ def test_the_routines_without_the_gil_give_scipys_bits(monkeypatch):
         monkeypatch.setattr(_spd, "_GIL_FREE", available)
         routes[available] = (potrf(A, lower=True)[0], potrf(A, lower=False)[0],
                              np.tril(spd_inverse_lower(A)), trailing_inverse_diagonal(A, 7),
-                             lower_solve(potrf(A, lower=True)[0], A[:, :5]), inverse_quadratic(A, A[:, :5]))
+                             lower_solve(potrf(A, lower=True)[0], A[:, :5]), inverse_quadratic(A, A[:, :5]),
+                             lower_solve(potrf(A, lower=True)[0], A[:, :5], np.float32))
     for scipys, ours in zip(routes[False], routes[True], strict=True):
         np.testing.assert_array_equal(ours, scipys)
     lower, upper = routes[True][:2]

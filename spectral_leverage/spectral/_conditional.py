@@ -40,9 +40,11 @@ logger = logging.getLogger(__name__)
 
 #: A near block's leverage is taken given every row (:meth:`NearField._leverage_given_all`) where
 #: the pivots are fewer than this many times its rows, by the downdate elsewhere: where the two
-#: cost about the same (benchmarks/near_block_routes.py, one BLAS thread, blocks of 33-264 rows
-#: against 32-512 pivots: 0.89-1.03x at m/u = 0.65-0.73, 0.34x at 0.12, 1.5x at 0.97).
-GIVEN_ALL_RATIO = 0.7
+#: cost about the same, with the blocks' products in float32 or float64 alike
+#: (benchmarks/near_block_routes.py, one BLAS thread, blocks of 33-264 rows against 32-256 pivots:
+#: 0.76x / 0.93x (float32 / float64) at m/u = 0.81, 0.92-1.06x / 1.07-1.31x at 0.97, 0.33x / 0.34x
+#: at 0.12).
+GIVEN_ALL_RATIO = 0.85
 
 
 class Factor:
@@ -198,24 +200,29 @@ class NearField:
         the members being last, their rows of :math:`N^{-1}` and of :math:`N^{-1}F_U` need only the
         trailing block of :math:`L^{-1}`. :math:`O(u^3/3 + u^2 m + u m^2 + m^3/3)`, against the
         downdate's :math:`O(u^2 m + u^3)`, whose inverse (``potri``) runs slowly (its ``trtri``
-        takes twice ``potrf``'s time for the same arithmetic at order 190): 0.77x the downdate's time
-        on 400 blocks of the fit to 10⁶ standard normal rows in 8-D (RBF, ℓ = 1, λ = 1/n; u about 175,
-        m = 131; one thread). Where rounding takes N's Cholesky factorisation, the symmetric
-        indefinite one solves instead."""
+        takes twice ``potrf``'s time for the same arithmetic at order 190). With ``single``, the solve
+        for Y and the m×m products run in float32 (the factorisations stay float64): 0.52x the
+        downdate's time on 400 blocks of the fit to 10⁶ standard normal rows in 8-D (RBF, ℓ = 1,
+        λ = 1/n; u about 175, m = 131; one thread; 0.70x in float64), the scores moved by 4.7e-7
+        at most (40 fits of 20 000 rows in 8-D, standard normal and CASP, 64 and 128 pivots, γ = 1
+        and n^0.25). Where rounding takes N's Cholesky factorisation, the symmetric indefinite one
+        solves instead, in float64."""
         F_U = np.asarray(F_U, dtype=float)
         residual = kernel - _gram(F_U, self.single)
         residual[np.diag_indices(len(kernel))] = noise  # R_UU + gamma I, its diagonal as in D
         chol = lower_factor(residual)
+        products = np.float32 if self.single else np.float64
         if chol is not None:
-            solved = lower_solve(chol, F_U)  # Y
+            solved = lower_solve(chol, F_U, products)  # Y
             root = trailing_root(chol, c)  # L^{-1} at the members
-            inverse, members, gram = inverse_diagonal(root), root.T @ solved[-c:], solved.T @ solved
+            inverse, members = inverse_diagonal(root), root.T @ solved[-c:]
+            gram = (solved.T @ solved).astype(float)
         else:
             solved = spd_solve(residual, np.hstack([F_U, np.eye(len(kernel))[:, -c:]]))
             inverse, members = np.diagonal(solved[-c:, -c:]), solved[-c:, :-c]  # N^{-1}, N^{-1} F_U there
             gram = F_U.T @ solved[:, :-c]
-        weighted = F_U / np.sqrt(noise)[:, None]
-        precision = gram - weighted.T @ weighted
+        weighted = (F_U / np.sqrt(noise)[:, None]).astype(products, copy=False)
+        precision = gram - (weighted.T @ weighted).astype(float)
         precision[np.diag_indices_from(precision)] += 1.0 / self.scale**2
         through = inverse_quadratic(precision, members.T)
         return np.clip(1.0 - self.gamma * (inverse - through), 0.0, 1.0)
