@@ -11,7 +11,7 @@ symmetric indefinite factorisation then.
 The near field's route given every row needs no inverse: the lower factor L of a block's matrix,
 :math:`L^{-1}B` (:func:`lower_solve`, BLAS ``trsm``, in float32 where the caller allows it), the
 trailing block of :math:`L^{-1}` (:func:`trailing_root`) and :math:`\mathrm{diag}(B^\top A^{-1}B)`
-(:func:`inverse_quadratic`).
+(:func:`inverse_quadratic`); where rounding fails the factorisation, :func:`symmetric_solve`.
 
 Every Cholesky factorisation of the package goes through :func:`potrf`, which keeps large ones
 on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`). LAPACK runs with the GIL released
@@ -33,8 +33,8 @@ from ._lapack import trsm as _trsm_in_place
 from ._lapack import trtri as _trtri_in_place
 
 __all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "inverse_quadratic", "lower_factor",
-           "lower_solve", "potrf", "spd_inverse_lower", "spd_solve", "trailing_inverse_diagonal",
-           "trailing_root"]
+           "lower_solve", "potrf", "spd_inverse_lower", "spd_solve", "symmetric_solve",
+           "trailing_inverse_diagonal", "trailing_root"]
 
 #: From this order on a Cholesky factorisation runs on one BLAS thread: OpenBLAS's threaded
 #: ``potrf`` writes past its buffers there and the process dies (SIGSEGV). Measured with SciPy's
@@ -169,7 +169,7 @@ def inverse_quadratic(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     :func:`spd_solve` where rounding fails A's Cholesky factorisation."""
     chol = lower_factor(A)
     if chol is None:
-        return np.einsum("ij,ij->j", B, spd_solve(A, B))
+        return np.einsum("ij,ij->j", B, symmetric_solve(A, B))
     solved = lower_solve(chol, B)
     return np.einsum("ij,ij->j", solved, solved)
 
@@ -180,8 +180,15 @@ def spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     (``scipy.linalg.solve(assume_a="sym")``)."""
     chol, info = potrf(A, lower=True)
     if info != 0:
-        return linalg.solve(_symmetric(A), B, assume_a="sym")
+        return symmetric_solve(A, B)
     return linalg.cho_solve((chol, True), B)
+
+
+def symmetric_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """:math:`A^{-1}B` for A (n, n) symmetric, from its lower triangle, by the symmetric indefinite
+    factorisation (``scipy.linalg.solve(assume_a="sym")``): for a caller whose Cholesky
+    factorisation of A has failed already."""
+    return linalg.solve(_symmetric(A), B, assume_a="sym")
 
 
 def _symmetric(A: np.ndarray) -> np.ndarray:

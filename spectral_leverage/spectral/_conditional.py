@@ -19,7 +19,7 @@ from .._spd import (
     lower_factor,
     lower_solve,
     spd_inverse_lower,
-    spd_solve,
+    symmetric_solve,
     trailing_inverse_diagonal,
     trailing_root,
 )
@@ -218,7 +218,7 @@ class NearField:
             inverse, members = inverse_diagonal(root), root.T @ solved[-c:]
             gram = (solved.T @ solved).astype(float)
         else:
-            solved = spd_solve(residual, np.hstack([F_U, np.eye(len(kernel))[:, -c:]]))
+            solved = symmetric_solve(residual, np.hstack([F_U, np.eye(len(kernel))[:, -c:]]))
             inverse, members = np.diagonal(solved[-c:, -c:]), solved[-c:, :-c]  # N^{-1}, N^{-1} F_U there
             gram = F_U.T @ solved[:, :-c]
         weighted = (F_U / np.sqrt(noise)[:, None]).astype(products, copy=False)
