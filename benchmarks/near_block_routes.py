@@ -1,8 +1,9 @@
-"""The near field's two routes for one block, timed over the block's rows u and the pivots m: the
-downdate (u×u matrices, ``NearField._downdate``) against conditioning on every row (an m×m
-precision, ``NearField._leverage_given_all``), with their products in float32 (where n λ allows it,
-``full_scale.SINGLE_GAMMA``) or float64. ``_conditional.GIVEN_ALL_RATIO`` is read off this table: the
-route given every row is taken where m < ratio · u.
+"""The near field's two routes for its blocks, timed over the blocks' rows u and the pivots m: the
+downdate (u×u matrices, ``NearField._downdate``, block by block) against conditioning on every row
+(an m×m precision, ``NearField._leverage_given_all``, in batches), each through
+``NearField.leverage`` as the fit calls it, with their products in float32 (where n λ allows it,
+``full_scale.SINGLE_GAMMA``) or float64. ``_conditional.GIVEN_ALL_RATIO`` is read off this table:
+the route given every row is taken where m < ratio · u.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/near_block_routes.py
 
@@ -22,9 +23,10 @@ from pykdtree.kdtree import KDTree
 from scipy import linalg
 from sklearn.gaussian_process.kernels import RBF
 
-from spectral_leverage._blocks import limit_threads
+from spectral_leverage._blocks import MAX_BLOCK_BYTES, limit_threads
 from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.pivoted_cholesky import inverse_sqrt
+from spectral_leverage.spectral import _conditional
 from spectral_leverage.spectral._conditional import Factor, NearField, far_field
 
 ROWS, DIM, BLOCKS, PASSES = 20_000, 8, 40, 5
@@ -43,25 +45,24 @@ def near_field(X: np.ndarray, m: int, rng: np.random.Generator, single: bool) ->
                      single=single)
 
 
-def blocks(X: np.ndarray, field: NearField, u: int, rng: np.random.Generator) -> list:
-    """BLOCKS blocks of u rows: (kernel matrix, F_U, G_U, noise, members)."""
+def blocks(X: np.ndarray, field: NearField, u: int, rng: np.random.Generator) -> tuple:
+    """BLOCKS blocks of u rows, as :meth:`NearField.leverage` takes them: (the rows, their factor
+    rows, each block's ids into them, each block's members)."""
     _, near = KDTree(X).query(X[rng.choice(len(X), BLOCKS, replace=False)], k=u)
-    out = []
-    for rows in near.astype(np.intp):
-        points = X[rows[::-1]]  # the nearest last: the members
-        F, G = field.factor_rows(points, rows, 2.0**26)
-        out.append((field.factor.kernel(points), F, G, field.factor.residual(points, F) + field.gamma,
-                    max(1, u // 24)))
-    return out
+    points = X[near[:, ::-1].ravel()]  # each block's nearest rows last: its members
+    return (points, field.factor_rows(points, None, 2.0**26), list(np.arange(BLOCKS * u).reshape(BLOCKS, u)),
+            [max(1, u // 24)] * BLOCKS)
 
 
-def timed(route, cases) -> tuple[float, list]:
-    """(median ms a block over PASSES passes, the last pass's answers)."""
+def timed(field: NearField, case: tuple, ratio: float) -> tuple[float, list]:
+    """(median ms a block over PASSES passes, the last pass's answers), each block taking the route
+    given every row where its rows times ``ratio`` exceed the pivots."""
     times = []
+    _conditional.GIVEN_ALL_RATIO = ratio
     for _ in range(PASSES):
         start = time.perf_counter()
-        answers = [route(*case) for case in cases]
-        times.append((time.perf_counter() - start) / len(cases) * 1e3)
+        answers = field.leverage(*case, MAX_BLOCK_BYTES)
+        times.append((time.perf_counter() - start) / BLOCKS * 1e3)
     return float(np.median(times)), answers
 
 
@@ -79,10 +80,9 @@ def main() -> None:
             for m in map(int, args.m.split(",")):
                 field = near_field(X, m, rng, single)
                 for u in map(int, args.u.split(",")):
-                    cases = blocks(X, field, u, rng)
-                    down, a = timed(field._downdate, cases)
-                    given, b = timed(field._leverage_given_all,
-                                     [(K, F, noise, c) for K, F, _, noise, c in cases])
+                    case = blocks(X, field, u, rng)
+                    down, a = timed(field, case, 0.0)
+                    given, b = timed(field, case, np.inf)
                     gap = max(np.max(np.abs(x - y) / y) for x, y in zip(a, b, strict=True))
                     print(f"| {'float32' if single else 'float64'} | {u} | {m} | {m / u:.2f} | {down:.3f} "
                           f"| {given:.3f} | {given / down:.2f} | {gap:.1e} |", flush=True)

@@ -32,9 +32,9 @@ from ._lapack import potri as _potri_in_place
 from ._lapack import trsm as _trsm_in_place
 from ._lapack import trtri as _trtri_in_place
 
-__all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "inverse_diagonal", "inverse_quadratic", "lower_factor",
-           "lower_solve", "potrf", "spd_inverse_lower", "spd_solve", "symmetric_solve",
-           "trailing_inverse_diagonal", "trailing_root"]
+__all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "factor_in_place", "inverse_diagonal", "inverse_quadratic",
+           "invert_lower_in_place", "lower_factor", "lower_solve", "potrf", "solve_lower_in_place",
+           "spd_inverse_lower", "spd_solve", "symmetric_solve", "trailing_inverse_diagonal", "trailing_root"]
 
 #: From this order on a Cholesky factorisation runs on one BLAS thread: OpenBLAS's threaded
 #: ``potrf`` writes past its buffers there and the process dies (SIGSEGV). Measured with SciPy's
@@ -145,10 +145,7 @@ def trailing_root(chol: np.ndarray, c: int) -> np.ndarray:
     ``chol``: the inverse of L's own trailing block, as L^{-1} is lower triangular. Its upper
     triangle zeroed."""
     root = np.array(chol[len(chol) - c:, len(chol) - c:], order="F")
-    if _GIL_FREE:
-        _trtri_in_place(root, lower=True)
-    else:
-        root = lapack.dtrtri(root, lower=True, overwrite_c=True)[0]
+    invert_lower_in_place(root)
     return np.tril(root)
 
 
@@ -157,10 +154,37 @@ def lower_solve(chol: np.ndarray, B: np.ndarray, dtype=np.float64) -> np.ndarray
     for L lower triangular (n, n) in the lower triangle of ``chol`` (the upper one is not read) and
     B (n, k)."""
     chol, B = np.asfortranarray(chol, dtype=dtype), np.array(B, dtype=dtype, order="F")
-    if not _GIL_FREE:
-        return (blas.strsm if dtype == np.float32 else blas.dtrsm)(1.0, chol, B, lower=True, overwrite_b=True)
-    _trsm_in_place(chol, B, lower=True)
+    solve_lower_in_place(chol, B)
     return B
+
+
+def factor_in_place(A: np.ndarray) -> bool:
+    """Whether ``potrf`` factors A (n, n; Fortran-ordered float64, from its lower triangle) in
+    place: its lower Cholesky factor L then in A's lower triangle (the upper one not zeroed)."""
+    factor, info = _factor(A, lower=True, overwrite_a=True)
+    if factor is not A:  # SciPy's wrapper, where it copied
+        A[...] = factor
+    return info == 0
+
+
+def solve_lower_in_place(chol: np.ndarray, B: np.ndarray) -> None:
+    """B (n, k; Fortran-ordered, of chol's dtype, float64 or float32) overwritten by
+    :math:`L^{-1}B`, L lower triangular in the lower triangle of ``chol`` (Fortran-ordered; the
+    upper one is not read)."""
+    if _GIL_FREE:
+        _trsm_in_place(chol, B, lower=True)
+        return
+    solve = blas.strsm if chol.dtype == np.float32 else blas.dtrsm
+    B[...] = solve(1.0, chol, B, lower=True, overwrite_b=True)
+
+
+def invert_lower_in_place(T: np.ndarray) -> None:
+    """T (n, n; Fortran-ordered float64) overwritten in its lower triangle by the inverse of the
+    lower triangular matrix there (LAPACK ``trtri``; the upper triangle is not read)."""
+    if _GIL_FREE:
+        _trtri_in_place(T, lower=True)
+        return
+    T[...] = lapack.dtrtri(T, lower=True, overwrite_c=True)[0]
 
 
 def inverse_quadratic(A: np.ndarray, B: np.ndarray) -> np.ndarray:

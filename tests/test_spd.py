@@ -11,11 +11,14 @@ from spectral_leverage import _lapack, _spd
 from spectral_leverage._spd import (
     THREADED_CHOLESKY_LIMIT,
     cholesky,
+    factor_in_place,
     inverse_diagonal,
     inverse_quadratic,
+    invert_lower_in_place,
     lower_factor,
     lower_solve,
     potrf,
+    solve_lower_in_place,
     spd_inverse_lower,
     spd_solve,
     trailing_inverse_diagonal,
@@ -128,6 +131,38 @@ def test_the_routines_without_the_gil_give_scipys_bits(monkeypatch):
         np.testing.assert_array_equal(ours, scipys)
     lower, upper = routes[True][:2]
     assert not np.triu(lower, 1).any() and not np.tril(upper, -1).any()  # the other triangle zeroed
+
+
+@pytest.mark.parametrize("gil_free", [False, True])
+def test_the_routines_in_place_work_on_views_of_a_batch_and_give_scipys_bits(monkeypatch, gil_free):
+    """The near field's batches hand each block to LAPACK as a Fortran-ordered view of a C-ordered
+    stack (its transpose; the blocks are symmetric): each routine works in that view, reads one
+    triangle only and leaves the other blocks alone, with SciPy's own wrappers or without the GIL."""
+    import scipy.linalg
+
+    if gil_free and not _lapack.AVAILABLE:
+        pytest.skip("SciPy's Cython LAPACK not found")
+    monkeypatch.setattr(_spd, "_GIL_FREE", gil_free)
+    stack = np.stack([spd(40, seed, condition=1e3) for seed in range(3)])
+    stack = (stack + stack.swapaxes(1, 2)) / 2  # exactly symmetric, as the near field's blocks are
+    A = stack[1].copy()
+    stack[1] += np.triu(np.full((40, 40), 7.0), 1).T  # the lower triangle of the C-ordered block
+    views = stack.swapaxes(1, 2)  # ... is the upper one of the Fortran-ordered view: never read
+    assert factor_in_place(views[1]) and views[1].flags.f_contiguous
+    chol = scipy.linalg.lapack.dpotrf(A, lower=True)[0]
+    np.testing.assert_array_equal(np.tril(views[1]), chol)
+    np.testing.assert_array_equal(stack[0], (spd(40, 0, condition=1e3) + spd(40, 0, condition=1e3).T) / 2)
+    for dtype in (np.float64, np.float32):
+        rhs = np.ascontiguousarray(A[:, :6].T, dtype=dtype)  # B's transpose: B Fortran-ordered
+        solve_lower_in_place(np.asarray(views[1], dtype=dtype, order="F"), rhs.T)
+        solve = scipy.linalg.blas.strsm if dtype == np.float32 else scipy.linalg.blas.dtrsm
+        expected = solve(1.0, chol.astype(dtype), A[:, :6].astype(dtype), lower=True)
+        np.testing.assert_array_equal(rhs.T, expected)
+    root = np.array(views[1][-5:, -5:], order="F")
+    invert_lower_in_place(root)
+    np.testing.assert_array_equal(np.tril(root), scipy.linalg.lapack.dtrtri(chol[-5:, -5:], lower=True)[0])
+    indefinite = np.array(np.diag([1.0, -1.0, 2.0]), order="F")
+    assert not factor_in_place(indefinite)
 
 
 def test_potrf_overwrites_a_fortran_ordered_matrix_in_place_as_scipy_does():

@@ -14,14 +14,13 @@ from scipy.spatial import cKDTree
 
 from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, progress, row_chunks
 from .._spd import (
-    inverse_diagonal,
+    factor_in_place,
     inverse_quadratic,
-    lower_factor,
-    lower_solve,
+    invert_lower_in_place,
+    solve_lower_in_place,
     spd_inverse_lower,
     symmetric_solve,
     trailing_inverse_diagonal,
-    trailing_root,
 )
 
 __all__ = [
@@ -39,12 +38,17 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: A near block's leverage is taken given every row (:meth:`NearField._leverage_given_all`) where
-#: the pivots are fewer than this many times its rows, by the downdate elsewhere: where the two
-#: cost about the same, with the blocks' products in float32 or float64 alike
-#: (benchmarks/near_block_routes.py, one BLAS thread, blocks of 33-264 rows against 32-256 pivots:
-#: 0.76x / 0.93x (float32 / float64) at m/u = 0.81, 0.92-1.06x / 1.07-1.31x at 0.97, 0.33x / 0.34x
-#: at 0.12).
-GIVEN_ALL_RATIO = 0.85
+#: the pivots are fewer than this many times its rows, by the downdate elsewhere: about where the
+#: two cost the same, with the blocks' products in float32 or float64 (benchmarks/near_block_routes.py,
+#: one BLAS thread, 40 blocks of 33-264 rows against 32-512 pivots, given every row in batches, time
+#: against the downdate's: 0.61-0.97x (float32) and 0.65-1.21x (float64) at m/u = 0.97, 0.83-1.31x
+#: and 1.00-1.69x at 1.29-1.45, 0.33x and 0.37x at 0.12).
+GIVEN_ALL_RATIO = 1.0
+#: The blocks given every row are scored in batches of at most this many bytes (or the caller's
+#: budget): where they stay in the cores' caches. Larger batches run slower for it (13 near-field
+#: calls of the fit to 10⁶ standard normal rows in 8-D, about 3 / 7 / 28 blocks a batch at 8 / 16 /
+#: 64 MB: 13.9 / 15.0 / 21.7 s on one thread, 9.9 / 10.5 / 12.9 s on two).
+BATCH_BYTES = 8_000_000
 
 
 class Factor:
@@ -86,11 +90,11 @@ class NearField:
     30 000 standard normal rows in 8-D, Matérn 3/2, ℓ = 1, λ = n^-3/4: 0.76x and 0.77x the CPU
     time without it; one eigendecomposition of A in place of its Cholesky factor, 0.4-1.4 s at
     rank 1334-2048).
-    ``kept``: None, or the (rotated) factor rows F of all n rows, else made by each block for its
-    rows; kept in float32 (with ``single``), they stay so through the blocks' gathers and products,
-    G made in float32 too (n = 10⁵ standard normal rows in 8-D, RBF at ℓ = 1, λ = 1/n: 0.946x the
-    fit's CPU time and 0.83x its peak memory against converting every run's rows to float64 and
-    back, the scores moved by 2e-7 at most). ``single``: the blocks' products
+    ``kept``: None, or the (rotated) factor rows F of all n rows, else made by each run of blocks
+    for its rows; kept in float32 (with ``single``), they stay so through the blocks' gathers and
+    products, a downdate's G made in float32 too (n = 10⁵ standard normal rows in 8-D, RBF at
+    ℓ = 1, λ = 1/n: 0.946x the fit's CPU time and 0.83x its peak memory against converting every
+    run's rows to float64 and back, the scores moved by 2e-7 at most). ``single``: the blocks' products
     :math:`F_UF_U^\top` and :math:`G_UG_U^\top` in float32 (where :math:`\gamma` is large enough
     for their rounding: the caller's choice)."""
 
@@ -114,44 +118,52 @@ class NearField:
         left = np.maximum(1.0 - s / (r + self.gamma), np.finfo(float).eps)
         return np.maximum(tail(density, r) + s / left, 1e-300)
 
-    def factor_rows(self, points: np.ndarray, ids: np.ndarray,
-                    budget: float) -> tuple[np.ndarray, np.ndarray]:
-        """(F, G) of the distinct rows ``ids`` at ``points``: kept, or made here (their kernel
-        against the pivots in row blocks within ``budget``), in float32 where the kept rows are."""
+    def factor_rows(self, points: np.ndarray, ids: np.ndarray, budget: float) -> np.ndarray:
+        """F of the distinct rows ``ids`` at ``points``: kept, or made here (their kernel against the
+        pivots in row blocks within ``budget``), in float32 where the kept rows are."""
         if self.kept is None:
-            F = self.factor.rows(points, budget)[0]
-        else:  # in the kept rows' precision: float32 where n lambda allows it, which the products take
-            F = self.kept[ids]
-        return F, F * self.scale.astype(F.dtype)
+            return self.factor.rows(points, budget)[0]
+        return self.kept[ids]  # in the kept rows' precision: float32 where n lambda allows it
 
-    def leverage(self, points: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, c: int) -> np.ndarray:
-        r"""Leverage of the last c rows (the members) of a block of distinct rows at ``points``
-        (u, d), of factor rows ``F_U`` and ``G_U`` (:meth:`factor_rows`), each given all the other
-        rows of the block and the far field: with :math:`C` the block's covariance given the far
-        field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
+    def leverage(self, points: np.ndarray, F: np.ndarray, blocks: list, counts: list,
+                 budget: float) -> list:
+        r"""Leverage of the last ``counts[j]`` rows (the members) of each block ``blocks[j]`` (ids
+        into the distinct rows at ``points`` (r, d), of factor rows ``F`` (:meth:`factor_rows`)),
+        each given all the other rows of its block and the far field: with :math:`C` the block's
+        covariance given the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
 
         Two routes give it. Where the pivots are fewer than :data:`GIVEN_ALL_RATIO` times the
         block's rows, :meth:`_leverage_given_all`, which works with the m×m precision of the far
         field's weights given every row: the cheaper of the two there, and the one that keeps its
-        digits. Else the downdate (:meth:`_downdate`), with u×u matrices only; where it gives what
-        cannot be, :meth:`_leverage_given_all` answers instead."""
-        kernel = self.factor.kernel(points)  # K_UU
-        noise = self.factor.residual(points, F_U) + self.gamma
-        if self.factor.rank < GIVEN_ALL_RATIO * len(points):
-            return self._leverage_given_all(kernel, F_U, noise, c)
-        leverage = self._downdate(kernel, F_U, G_U, noise, c)
-        if leverage is None:
-            logger.debug("a near block of %d rows conditioned on all rows: the downdate lost its digits",
-                         len(points))
-            return self._leverage_given_all(kernel, F_U, noise, c)
-        return leverage
+        digits; it takes the blocks in batches of similar sizes within ``budget`` bytes
+        (:func:`_batches`). Else the downdate (:meth:`_downdate`), with u×u matrices only, block by
+        block; where it gives what cannot be, :meth:`_leverage_given_all` answers instead."""
+        out, given_all = [None] * len(blocks), []
+        for j, (block, c) in enumerate(zip(blocks, counts, strict=True)):
+            if self.factor.rank < GIVEN_ALL_RATIO * len(block):
+                given_all.append(j)
+                continue
+            out[j] = self._downdate(points[block], F[block], c)
+            if out[j] is None:
+                logger.debug("a near block of %d rows conditioned on all rows: the downdate lost its digits",
+                             len(block))
+                given_all.append(j)
+        given_all.sort(key=lambda j: len(blocks[j]))
+        sizes = [len(blocks[j]) for j in given_all]
+        for batch in _batches(sizes, self.factor.rank, min(budget, BATCH_BYTES)):
+            chosen = [given_all[i] for i in batch]
+            scored = self._leverage_given_all(points, F, [blocks[j] for j in chosen],
+                                              [counts[j] for j in chosen])
+            for j, leverage in zip(chosen, scored, strict=True):
+                out[j] = leverage
+        return out
 
-    def _downdate(self, kernel: np.ndarray, F_U: np.ndarray, G_U: np.ndarray, noise: np.ndarray,
-                  c: int) -> np.ndarray | None:
-        r""":meth:`leverage` by the downdate, from the block's kernel matrix ``kernel``, or None where
-        it gives what cannot be.
+    def _downdate(self, points: np.ndarray, F_U: np.ndarray, c: int) -> np.ndarray | None:
+        r""":meth:`leverage` of one block (its rows at ``points``, of factor rows ``F_U``) by the
+        downdate, or None where it gives what cannot be.
 
-        With :math:`D = \mathrm{diag}(r_{UU} + \gamma)` (``noise``) and :math:`W = D - S_U`,
+        With :math:`G_U = F_U\Lambda^{-1/2}` (so :math:`S_U = G_UG_U^\top`), :math:`D =
+        \mathrm{diag}(r_{UU} + \gamma)` (``noise``) and :math:`W = D - S_U`,
         :math:`S_U + S_U W^{-1} S_U = D W^{-1} D - D`, so
         :math:`C + \gamma I = R_{UU} - \mathrm{diag}(r_{UU}) + D W^{-1} D`: two Cholesky
         factorisations and the inverse of one (:mod:`spectral_leverage._spd`; with the members last,
@@ -160,7 +172,9 @@ class NearField:
         direction and :math:`\gamma` is small. None where it gives what cannot be: a prior variance
         given the far field at or below zero in the block, a member's variance given the block at or
         below zero, or a Cholesky factorisation that fails."""
-        W = -_gram(G_U, self.single)
+        kernel = self.factor.kernel(points)  # K_UU
+        noise = self.factor.residual(points, F_U) + self.gamma
+        W = -_gram(F_U * self.scale.astype(F_U.dtype), self.single)
         diagonal = np.diag_indices(len(kernel))
         W[diagonal] += noise
         inverse = spd_inverse_lower(W, lu=False)
@@ -181,12 +195,11 @@ class NearField:
         variance = np.minimum(variance, prior[-c:])
         return variance / (variance + self.gamma)
 
-    def _leverage_given_all(self, kernel: np.ndarray, F_U: np.ndarray, noise: np.ndarray,
-                            c: int) -> np.ndarray:
-        r""":meth:`leverage` without the downdate, from the block's kernel matrix ``kernel``: with the
-        far field's precision :math:`A = \Lambda` (diagonal in the rotated basis, ``scale``
-        :math:`= \Lambda^{-1/2}`), the block's residual and noise :math:`N = R_{UU} + \gamma I` and
-        :math:`D` = ``noise``, Woodbury's identity gives
+    def _leverage_given_all(self, points: np.ndarray, F: np.ndarray, blocks: list, counts: list) -> list:
+        r""":meth:`leverage` of a batch of blocks without the downdate: with the far field's precision
+        :math:`A = \Lambda` (diagonal in the rotated basis, ``scale`` :math:`= \Lambda^{-1/2}`), a
+        block's residual and noise :math:`N = R_{UU} + \gamma I` and :math:`D` = ``noise``,
+        Woodbury's identity gives
         :math:`(C + \gamma I)^{-1} = N^{-1} - N^{-1} F_U P^{-1} F_U^\top N^{-1}` with
         :math:`P = \Lambda - F_U^\top D^{-1} F_U + F_U^\top N^{-1} F_U`, the precision of the
         far field's weights given every row. P's terms are not near cancelling: where the block's rows
@@ -205,35 +218,110 @@ class NearField:
         downdate's time on 400 blocks of the fit to 10⁶ standard normal rows in 8-D (RBF, ℓ = 1,
         λ = 1/n; u about 175, m = 131; one thread; 0.70x in float64), the scores moved by 4.7e-7
         at most (40 fits of 20 000 rows in 8-D, standard normal and CASP, 64 and 128 pivots, γ = 1
-        and n^0.25). Where rounding takes N's Cholesky factorisation, the symmetric indefinite one
-        solves instead, in float64."""
-        F_U = np.asarray(F_U, dtype=float)
-        residual = kernel - _gram(F_U, self.single)
-        residual[np.diag_indices(len(kernel))] = noise  # R_UU + gamma I, its diagonal as in D
-        chol = lower_factor(residual)
+        and n^0.25).
+
+        **Batched.** The blocks are stacked in arrays of U = the largest block's rows (each block's
+        rows last, after rows of padding that are their own, uncorrelated, of unit noise and no
+        factor rows, which change no other row's answer) and of C = the most members among them
+        trailing: the products and sums run once over the batch, and only the kernel matrices,
+        factorisations, solves and triangular inverses block by block (:mod:`spectral_leverage._spd`:
+        LAPACK and BLAS without the GIL). Block by block, each of the near field's worker threads held
+        the GIL for dozens of small NumPy calls a block, and after each LAPACK call waited for the
+        GIL while the other thread held it, so that two threads ran hardly faster than one
+        (:data:`BATCH_BYTES` has the figures). Where rounding fails a block's
+        Cholesky factorisation, :meth:`_leverage_given_all_indefinite` answers for it."""
+        B, U, C = len(blocks), max(len(b) for b in blocks), max(counts)
+        source = np.zeros((B, U), dtype=np.intp)
+        valid = np.zeros((B, U), dtype=bool)
+        for b, block in enumerate(blocks):
+            source[b, U - len(block):] = block
+            valid[b, U - len(block):] = True
+        F_U = F[source]  # (B, U, m), padding rows zeroed
+        F_U[~valid] = 0
+        noise = self.factor.residual(points[source], F_U) + self.gamma
+        noise[~valid] = 1.0
+        residual = -_gram(F_U, self.single)
+        for b, block in enumerate(blocks):
+            residual[b, U - len(block):, U - len(block):] += self.factor.kernel(points[block])
+        residual.reshape(B, -1)[:, ::U + 1] = noise  # R_UU + gamma I, its diagonal as in D
+        lower = residual.swapaxes(1, 2)  # each block's (symmetric) matrix in Fortran's order
+        failed = [b for b in range(B) if not factor_in_place(lower[b])]
+        for b in failed:  # answered below, not here: no factor rows, no factor
+            lower[b] = np.eye(U)
+            F_U[b] = 0
         products = np.float32 if self.single else np.float64
-        if chol is not None:
-            solved = lower_solve(chol, F_U, products)  # Y
-            root = trailing_root(chol, c)  # L^{-1} at the members
-            inverse, members = inverse_diagonal(root), root.T @ solved[-c:]
-            gram = (solved.T @ solved).astype(float)
-        else:
-            solved = symmetric_solve(residual, np.hstack([F_U, np.eye(len(kernel))[:, -c:]]))
-            inverse, members = np.diagonal(solved[-c:, -c:]), solved[-c:, :-c]  # N^{-1}, N^{-1} F_U there
-            gram = F_U.T @ solved[:, :-c]
-        weighted = (F_U / np.sqrt(noise)[:, None]).astype(products, copy=False)
-        precision = gram - (weighted.T @ weighted).astype(float)
-        precision[np.diag_indices_from(precision)] += 1.0 / self.scale**2
+        solved = np.ascontiguousarray(F_U.swapaxes(1, 2), dtype=products)  # Y^T, each Y in Fortran's order
+        chol = lower if products == np.float64 else residual.astype(products).swapaxes(1, 2)
+        for b in range(B):
+            solve_lower_in_place(chol[b], solved[b].T)
+        root = np.ascontiguousarray(lower[:, U - C:, U - C:].swapaxes(1, 2))  # each in Fortran's order
+        for b in range(B):
+            invert_lower_in_place(root[b].T)
+        root = np.tril(root.swapaxes(1, 2))  # L^{-1} at the trailing C rows
+        inverse = np.einsum("bij,bij->bj", root, root)  # N^{-1}'s diagonal there
+        members = root.swapaxes(1, 2) @ solved[:, :, U - C:].swapaxes(1, 2)  # (B, C, m): Y's rows there
+        precision = self._weights_precision((solved @ solved.swapaxes(1, 2)).astype(float), F_U, noise)
+        for b in range(B):
+            if b not in failed and factor_in_place(precision[b].T):
+                solve_lower_in_place(precision[b].T, members[b].T)
+            elif b not in failed:
+                failed.append(b)
+        through = np.einsum("bij,bij->bi", members, members)
+        leverage = np.clip(1.0 - self.gamma * (inverse - through), 0.0, 1.0)
+        out = [leverage[b, C - c:] for b, c in enumerate(counts)]
+        for b in failed:
+            out[b] = self._leverage_given_all_indefinite(points[blocks[b]], F[blocks[b]], counts[b])
+        return out
+
+    def _leverage_given_all_indefinite(self, points: np.ndarray, F_U: np.ndarray, c: int) -> np.ndarray:
+        """:meth:`_leverage_given_all` of one block whose N fails its Cholesky factorisation by
+        rounding: in float64, by the symmetric indefinite factorisation."""
+        F_U = np.asarray(F_U, dtype=float)
+        noise = self.factor.residual(points, F_U) + self.gamma
+        residual = self.factor.kernel(points) - F_U @ F_U.T
+        residual[np.diag_indices(len(points))] = noise
+        solved = symmetric_solve(residual, np.hstack([F_U, np.eye(len(points))[:, -c:]]))
+        inverse, members = np.diagonal(solved[-c:, -c:]), solved[-c:, :-c]  # N^{-1}, N^{-1} F_U there
+        precision = self._weights_precision(F_U.T @ solved[:, :-c], F_U, noise)
         through = inverse_quadratic(precision, members.T)
         return np.clip(1.0 - self.gamma * (inverse - through), 0.0, 1.0)
 
+    def _weights_precision(self, gram: np.ndarray, F_U: np.ndarray, noise: np.ndarray) -> np.ndarray:
+        r""":math:`P = \Lambda - F_U^\top D^{-1} F_U + F_U^\top N^{-1} F_U` from the last term
+        (``gram``, float64; any leading batch axes), its middle one's product in float32 with
+        ``single``."""
+        weighted = (F_U / np.sqrt(noise)[..., None]).astype(np.float32 if self.single else float, copy=False)
+        precision = gram - (weighted.swapaxes(-1, -2) @ weighted).astype(float)
+        diagonal = np.einsum("...ii->...i", precision)  # a view
+        diagonal += 1.0 / self.scale**2
+        return precision
+
 
 def _gram(A: np.ndarray, single: bool) -> np.ndarray:
-    """:math:`AA^\top` in float64, its product in float32 if ``single`` (twice as fast)."""
-    if not single:
-        return A @ A.T
-    A = A.astype(np.float32, copy=False)
-    return (A @ A.T).astype(float)
+    """:math:`AA^\top` (any leading batch axes) in float64, its product in float32 if ``single``
+    (twice as fast)."""
+    if single:
+        A = A.astype(np.float32, copy=False)
+    return (A @ A.swapaxes(-1, -2)).astype(float, copy=False)
+
+
+def _batches(sizes: list, rank: int, budget: float):
+    """Consecutive runs of positions into ``sizes`` (blocks' rows, ascending) whose arrays in
+    :meth:`NearField._leverage_given_all` fit ``budget`` bytes (a block alone where one does not):
+    about eight u×u matrices at the batch's largest u, three of its factor rows and four m×m ones a
+    block."""
+    start = 0
+    while start < len(sizes):
+        stop = start + 1
+        while stop < len(sizes) and (stop + 1 - start) * _batch_bytes(sizes[stop], rank) <= budget:
+            stop += 1
+        yield range(start, stop)
+        start = stop
+
+
+def _batch_bytes(u: int, rank: int) -> float:
+    """Bytes a block of u rows takes in a batch of :meth:`NearField._leverage_given_all`."""
+    return 8.0 * (4 * u * u + 3 * u * rank + 4 * rank * rank)
 
 
 class AnchorGroups:
@@ -292,31 +380,35 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
     """Leverage of the first row of each near block (``points`` (b, k+1, d), row ids ``near``, the
     rows sorted by their group ``labels``): the rows of a group share one block, their own rows
     and their k nearest (:class:`AnchorGroups`, at most ``group_rows`` rows a group and
-    ``block_rows`` in its block). The factor rows F and G of the blocks' distinct rows are made
-    once for runs of consecutive parts (:func:`sharing_runs`) within ``factor_bytes``: all of it
-    for F and G where F is kept, else three quarters, a quarter for the kernel rows they are made
-    from."""
+    ``block_rows`` in its block). The factor rows F of the blocks' distinct rows are made once for
+    runs of consecutive parts (:func:`sharing_runs`) within ``factor_bytes``: all of it where F is
+    kept, else three quarters, a quarter for the kernel rows they are made from; the run's blocks
+    are then scored together (:meth:`NearField.leverage`, its batches within ``factor_bytes``
+    again)."""
     starts = np.unique(labels, return_index=True)[1]  # labels sorted: where each group starts
     parts = [part for group in np.split(np.arange(len(near)), starts[1:])
              for part in split_group(group, near_field.spec.rescale(points[group, 0]), near[group],
                                      group_rows, block_rows)]
     made = near_field.kept is None  # then a quarter of factor_bytes for the kernel rows
-    most = max(1, int((0.75 if made else 1.0) * factor_bytes // (16.0 * near_field.factor.rank)))
+    most = max(1, int((0.75 if made else 1.0) * factor_bytes // (8.0 * near_field.factor.rank)))
     out = np.empty(len(near))
     for run in sharing_runs(parts, near, most):
         held = np.concatenate(run)
         every, first, local = np.unique(near[held], return_index=True, return_inverse=True)
         local = local.reshape(len(held), -1)  # where each near block's rows are among the run's
         rows = points[held].reshape(-1, points.shape[-1])[first]
-        F, G = near_field.factor_rows(rows, every, factor_bytes / 4)  # once for the rows of the run
-        start = 0
+        F = near_field.factor_rows(rows, every, factor_bytes / 4)  # once for the rows of the run
+        blocks, start = [], 0
         for part in run:
             # the block's distinct rows in ascending order, its members (the part's own rows, in
             # order) taken out and put last
             reach, start = local[start:start + len(part)], start + len(part)
             distinct = np.unique(reach)
-            block = np.concatenate([np.delete(distinct, np.searchsorted(distinct, reach[:, 0])), reach[:, 0]])
-            out[part] = near_field.leverage(rows[block], F[block], G[block], len(part))
+            blocks.append(np.concatenate([np.delete(distinct, np.searchsorted(distinct, reach[:, 0])),
+                                          reach[:, 0]]))
+        scored = near_field.leverage(rows, F, blocks, [len(part) for part in run], factor_bytes)
+        for part, leverage in zip(run, scored, strict=True):
+            out[part] = leverage
     return out
 
 

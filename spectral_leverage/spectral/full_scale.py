@@ -299,7 +299,8 @@ def full_scale_leverage(X, kernel, spec, reg: float, *, density, dim: float,
         # query's distances and ids and their copies, six of k + 1 a row, and its near block's points
         # twice: handed over, then gathered by parts), half for the factor rows of the distinct rows
         # they reach (counted: sharing_runs), and the whole share again for a group's block ((u, rank)
-        # factor rows twice and about six u x u matrices)
+        # factor rows three times and about six u x u matrices), or for a batch of blocks (within half
+        # of it: _conditional._batches)
         share = quarter / max_threads()
         block_rows = int(min(BLOCK_NEAR_BLOCKS * (k + 1), np.sqrt(share / 64.0),
                              share / (32.0 * root.shape[1])))

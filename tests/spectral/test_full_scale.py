@@ -283,21 +283,23 @@ def test_the_tail_integral_keeps_a_row_that_is_its_own_far_field_at_a_tiny_ridge
 @pytest.mark.parametrize("reg", [N**-1.0, N**-2.0, N**-3.0])
 def test_the_near_field_without_the_downdate_agrees_with_it_where_it_holds(X, reg):
     """The near field's route without the downdate (conditioning each block on all rows,
-    ``NearField._leverage_given_all``) gives every block's leverage as the downdate does where the
-    latter keeps its digits: regular rows, γ = nλ from 1 to 1e-6."""
-    compared = []
+    ``NearField._leverage_given_all``, here every run's blocks in one batch of blocks of different
+    sizes) gives every block's leverage as the downdate does block by block where the latter keeps
+    its digits: regular rows, γ = nλ from 1 to 1e-6."""
+    compared, sizes = [], set()
 
-    def both(self, points, F_U, G_U, c):
-        noise = self.factor.residual(points, F_U) + self.gamma
-        kernel = self.factor.kernel(points)
-        fast = self._downdate(kernel, F_U, G_U, noise, c)
-        assert fast is not None  # the downdate answered: the two routes are compared
-        compared.append(np.max(np.abs(self._leverage_given_all(kernel, F_U, noise, c) - fast) / fast))
+    def both(self, points, F, blocks, counts, budget):
+        fast = [self._downdate(points[block], F[block], c) for block, c in zip(blocks, counts, strict=True)]
+        assert all(f is not None for f in fast)  # the downdate answered: the two routes are compared
+        batched = self._leverage_given_all(points, F, blocks, counts)
+        compared.extend(np.max(np.abs(b - f) / f) for b, f in zip(batched, fast, strict=True))
+        sizes.update((len(block), c) for block, c in zip(blocks, counts, strict=True))
         return fast
 
     with mock.patch.object(NearField, "leverage", both):
         full_scale(X, Matern(0.5, nu=1.5), reg, max_pivots=60, n_neighbors=8)
     assert len(compared) > 10 and max(compared) < 1e-6, (len(compared), max(compared))
+    assert len({u for u, _ in sizes}) > 1 and len({c for _, c in sizes}) > 1  # padded in rows and members
 
 
 @pytest.mark.parametrize("pivots, neighbours, route",
@@ -305,35 +307,44 @@ def test_the_near_field_without_the_downdate_agrees_with_it_where_it_holds(X, re
 def test_each_near_block_takes_the_cheaper_route_and_both_give_the_same_scores(X, pivots, neighbours, route):
     """Fewer pivots than GIVEN_ALL_RATIO times a block's rows: the route given every row, else the
     downdate (benchmarks/near_block_routes.py); forced the other way, the scores agree to rounding."""
-    calls = {"_leverage_given_all": 0, "_downdate": 0}
+    blocks = {"_leverage_given_all": 0, "_downdate": 0}
 
     def counted(name):
         method = getattr(NearField, name)
 
         def spy(self, *args):
-            calls[name] += 1
+            blocks[name] += len(args[2]) if name == "_leverage_given_all" else 1  # a batch, or one block
             return method(self, *args)
         return spy
 
     with mock.patch.object(NearField, "_leverage_given_all", counted("_leverage_given_all")), \
             mock.patch.object(NearField, "_downdate", counted("_downdate")):
         chosen, _ = full_scale(X, Matern(0.5, nu=1.5), N**-1.0, max_pivots=pivots, n_neighbors=neighbours)
-    assert calls[route] > 10 and calls[route] == sum(calls.values()), calls
+    assert blocks[route] > 10 and blocks[route] == sum(blocks.values()), blocks
     forced = 0.0 if route == "_leverage_given_all" else np.inf
     with mock.patch.object(_conditional, "GIVEN_ALL_RATIO", forced):
         other, _ = full_scale(X, Matern(0.5, nu=1.5), N**-1.0, max_pivots=pivots, n_neighbors=neighbours)
     np.testing.assert_allclose(other, chosen, rtol=1e-6)
 
 
-def test_the_route_given_every_row_solves_where_rounding_takes_its_cholesky_factorisation(X):
+@pytest.mark.parametrize("batch_bytes", [1, _conditional.BATCH_BYTES])
+def test_the_route_given_every_row_solves_where_rounding_takes_its_cholesky_factorisation(X, batch_bytes):
     """Where the block's residual R_UU + γI fails its Cholesky factorisation, the symmetric
-    indefinite factorisation solves in its place: the same scores (forced here on every block; in
-    float64 throughout, as that route is)."""
+    indefinite factorisation solves in its place: the same scores (forced here on every other block
+    of each batch, blocks alone or in batches; in float64 throughout, as that route is)."""
     kernel, reg = Matern(0.5, nu=1.5), N**-1.0
-    with mock.patch("spectral_leverage.spectral.full_scale.SINGLE_GAMMA", np.inf):
+    calls = []
+
+    def every_other(A):
+        calls.append(len(calls) % 2 == 0)
+        return calls[-1] and _spd.factor_in_place(A)
+
+    with mock.patch("spectral_leverage.spectral.full_scale.SINGLE_GAMMA", np.inf), \
+            mock.patch.object(_conditional, "BATCH_BYTES", batch_bytes):
         by_cholesky, _ = full_scale(X, kernel, reg, max_pivots=16)
-        with mock.patch.object(_conditional, "lower_factor", lambda A: None):
+        with mock.patch.object(_conditional, "factor_in_place", every_other):
             by_ldl, _ = full_scale(X, kernel, reg, max_pivots=16)
+    assert calls.count(False) > 10
     np.testing.assert_allclose(by_ldl, by_cholesky, rtol=1e-8)
     assert not np.array_equal(by_ldl, by_cholesky)  # the other factorisation did run
 
@@ -345,13 +356,13 @@ def test_the_route_given_every_row_in_float32_moves_the_scores_by_rounding_only(
     kernel, reg = Matern(0.5, nu=1.5), 1.0 / N
     solves = []
 
-    def spy(chol, B, dtype=np.float64):
-        solves.append(np.dtype(dtype))
-        return _spd.lower_solve(chol, B, dtype)
+    def spy(chol, B):
+        solves.append(chol.dtype)
+        return _spd.solve_lower_in_place(chol, B)
 
-    with mock.patch.object(_conditional, "lower_solve", spy):
+    with mock.patch.object(_conditional, "solve_lower_in_place", spy):
         single, _ = full_scale(X, kernel, reg, max_pivots=16)
-        assert len(solves) > 10 and set(solves) == {np.dtype(np.float32)}
+        assert solves.count(np.dtype(np.float32)) > 10  # Y's solves (P's are in float64)
         with mock.patch("spectral_leverage.spectral.full_scale.SINGLE_GAMMA", np.inf):
             double, _ = full_scale(X, kernel, reg, max_pivots=16)
     assert set(solves[-10:]) == {np.dtype(np.float64)}
