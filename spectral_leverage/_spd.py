@@ -2,16 +2,17 @@ r"""Inverses of symmetric positive definite matrices from their Cholesky factors
 
 With :math:`A = LL^\top`, :math:`A^{-1} = L^{-\top}L^{-1}`, so :math:`[A^{-1}]_{jj}` is the squared
 norm of column j of :math:`L^{-1}`, which is lower triangular: the columns of the last c rows need
-only the trailing c×c block of L. A third of the work of LU and its solve with unit vectors, and
-half that of a whole inverse (``potri``) where only a diagonal is wanted. Only lower triangles are
-read. Where a matrix positive definite in exact arithmetic fails ``potrf`` by rounding, LU answers
-instead, or None for a caller with a better route (``lu=False``); :func:`spd_solve` solves by the
-symmetric indefinite factorisation then.
+only the trailing c×c block of L (:func:`trailing_inverse_diagonals`). A third of the work of LU and
+its solve with unit vectors, and half that of a whole inverse (``potri``) where only a diagonal is
+wanted. Only lower triangles are read. Where a matrix positive definite in exact arithmetic fails
+``potrf`` by rounding, the routines say so, for the caller to take a better route;
+:func:`spd_solve` and :func:`inverse_quadratic` solve by the symmetric indefinite factorisation
+then (:func:`symmetric_solve`).
 
-The near field's route given every row needs no inverse: the lower factor L of a block's matrix,
-:math:`L^{-1}B` (:func:`lower_solve`, BLAS ``trsm``, in float32 where the caller allows it), the
-trailing block of :math:`L^{-1}` (:func:`trailing_root`) and :math:`\mathrm{diag}(B^\top A^{-1}B)`
-(:func:`inverse_quadratic`); where rounding fails the factorisation, :func:`symmetric_solve`.
+The near field works on stacks of blocks (:mod:`spectral_leverage.spectral._conditional`): its
+routines work in place on one Fortran-ordered matrix of a stack at a time (:func:`factor_in_place`,
+:func:`spd_invert_in_place`, :func:`solve_lower_in_place` (BLAS ``trsm``, in float32 where the
+caller allows it), :func:`invert_lower_in_place`).
 
 Every Cholesky factorisation of the package goes through :func:`potrf`, which keeps large ones
 on one BLAS thread (:data:`THREADED_CHOLESKY_LIMIT`). LAPACK runs with the GIL released
@@ -34,7 +35,7 @@ from ._lapack import trtri as _trtri_in_place
 
 __all__ = ["THREADED_CHOLESKY_LIMIT", "cholesky", "factor_in_place", "inverse_diagonal", "inverse_quadratic",
            "invert_lower_in_place", "lower_factor", "lower_solve", "potrf", "solve_lower_in_place",
-           "spd_inverse_lower", "spd_solve", "symmetric_solve", "trailing_inverse_diagonal", "trailing_root"]
+           "spd_invert_in_place", "spd_solve", "symmetric_solve", "trailing_inverse_diagonals"]
 
 #: From this order on a Cholesky factorisation runs on one BLAS thread: OpenBLAS's threaded
 #: ``potrf`` writes past its buffers there and the process dies (SIGSEGV). Measured with SciPy's
@@ -109,28 +110,17 @@ def inverse_diagonal(root: np.ndarray, block: int = 256) -> np.ndarray:
     return out
 
 
-def spd_inverse_lower(A: np.ndarray, *, lu: bool = True) -> np.ndarray | None:
-    """The inverse of A (n, n) in the lower triangle of the result (the upper one is not set), from
-    A's lower triangle: the mirror image costs as much as a tenth of the inverse, and
-    :func:`trailing_inverse_diagonal` reads the lower triangle only. Where A's Cholesky
-    factorisation fails: LU's inverse, or None with ``lu=False`` (for a caller with a better route
-    than an inverse whose digits rounding has taken)."""
-    chol, info = _factor(A, lower=True)
-    if info != 0:
-        return np.linalg.inv(_symmetric(A)) if lu else None
-    if not _GIL_FREE:
-        return lapack.dpotri(chol, lower=True, overwrite_c=True)[0]
-    _potri_in_place(chol, lower=True)
-    return chol
-
-
-def trailing_inverse_diagonal(A: np.ndarray, c: int, *, lu: bool = True) -> np.ndarray | None:
-    """diag(A^{-1}) at the last c rows of A (n, n), from its lower triangle; where A's Cholesky
-    factorisation fails, LU's, or None with ``lu=False``."""
-    chol = lower_factor(A)
-    if chol is None:
-        return np.diag(np.linalg.inv(_symmetric(A)))[len(A) - c:].copy() if lu else None
-    return inverse_diagonal(trailing_root(chol, c))
+def spd_invert_in_place(A: np.ndarray) -> bool:
+    """Whether A (n, n; Fortran-ordered float64, from its lower triangle) is positive definite to
+    rounding (``potrf``); if so, its inverse is now in A's lower triangle (``potri``; the upper one
+    not set)."""
+    if not factor_in_place(A):
+        return False
+    if _GIL_FREE:
+        _potri_in_place(A, lower=True)
+    else:
+        A[...] = lapack.dpotri(A, lower=True, overwrite_c=True)[0]
+    return True
 
 
 def lower_factor(A: np.ndarray) -> np.ndarray | None:
@@ -140,13 +130,17 @@ def lower_factor(A: np.ndarray) -> np.ndarray | None:
     return chol if info == 0 else None
 
 
-def trailing_root(chol: np.ndarray, c: int) -> np.ndarray:
-    """The trailing c×c block of :math:`L^{-1}`, L lower triangular (n, n) in the lower triangle of
-    ``chol``: the inverse of L's own trailing block, as L^{-1} is lower triangular. Its upper
-    triangle zeroed."""
-    root = np.array(chol[len(chol) - c:, len(chol) - c:], order="F")
-    invert_lower_in_place(root)
-    return np.tril(root)
+def trailing_inverse_diagonals(lower: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """(diag((LL^T)^{-1}) at the last c rows (B, c), the trailing c×c blocks of L^{-1} (B, c, c),
+    their upper triangles zero) of each lower triangular L (u, u) in the lower triangles of a stack
+    ``lower`` (B, u, u) of Fortran-ordered float64 matrices (the upper ones are not read): the
+    inverses of L's own trailing blocks, as L^{-1} is lower triangular."""
+    u = lower.shape[1]
+    root = np.ascontiguousarray(lower[:, u - c:, u - c:].swapaxes(1, 2))  # each in Fortran's order
+    for block in root:
+        invert_lower_in_place(block.T)
+    root = np.tril(root.swapaxes(1, 2))
+    return np.einsum("bij,bij->bj", root, root), root
 
 
 def lower_solve(chol: np.ndarray, B: np.ndarray, dtype=np.float64) -> np.ndarray:

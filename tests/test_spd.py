@@ -19,10 +19,9 @@ from spectral_leverage._spd import (
     lower_solve,
     potrf,
     solve_lower_in_place,
-    spd_inverse_lower,
+    spd_invert_in_place,
     spd_solve,
-    trailing_inverse_diagonal,
-    trailing_root,
+    trailing_inverse_diagonals,
 )
 
 
@@ -32,47 +31,62 @@ def spd(n: int, seed: int, condition: float = 1e6) -> np.ndarray:
     return (Q * np.geomspace(1.0, 1.0 / condition, n)) @ Q.T
 
 
+def inverted(A: np.ndarray) -> np.ndarray | None:
+    """A's inverse by spd_invert_in_place on a Fortran-ordered copy, its lower triangle; None where
+    the routine says A is not positive definite."""
+    inverse = np.array(A, order="F")
+    return np.tril(inverse) if spd_invert_in_place(inverse) else None
+
+
+def trailing(A: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """trailing_inverse_diagonals of A's factor, in a stack of three (the others unrelated)."""
+    stack = np.stack([spd(len(A), 99), A, spd(len(A), 98)]).swapaxes(1, 2)  # each Fortran-ordered
+    assert all(factor_in_place(block) for block in stack)
+    diagonal, root = trailing_inverse_diagonals(stack, c)
+    return diagonal[1], root[1]
+
+
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(1, 60), seed=st.integers(0, 2**16), c=st.integers(1, 60))
 def test_the_inverse_and_its_trailing_diagonal_equal_lu(n, seed, c):
     A = spd(n, seed)
+    A = (A + A.T) / 2
     c = min(c, n)
     exact = np.linalg.inv(A)
-    np.testing.assert_allclose(np.tril(spd_inverse_lower(A)), np.tril(exact), rtol=1e-6,
-                               atol=1e-8 * np.abs(exact).max())
-    np.testing.assert_allclose(trailing_inverse_diagonal(A, c), np.diag(exact)[n - c:], rtol=1e-8)
+    np.testing.assert_allclose(inverted(A), np.tril(exact), rtol=1e-6, atol=1e-8 * np.abs(exact).max())
+    diagonal, root = trailing(A, c)
+    np.testing.assert_allclose(diagonal, np.diag(exact)[n - c:], rtol=1e-8)
+    # L^{-1}'s trailing block is the inverse of L's own, its upper triangle zero
+    L = np.linalg.cholesky(A)
+    np.testing.assert_allclose(root, np.linalg.inv(L)[n - c:, n - c:], rtol=1e-7, atol=1e-9)
+    assert not np.triu(root, 1).any()
 
 
 def test_only_the_lower_triangle_is_read():
     A = spd(30, 1)
     garbled = np.tril(A) + np.triu(np.full_like(A, np.nan), 1)
-    np.testing.assert_allclose(np.tril(spd_inverse_lower(garbled)), np.tril(np.linalg.inv(A)), rtol=1e-7,
-                               atol=1e-9)
-    np.testing.assert_allclose(trailing_inverse_diagonal(garbled, 5), np.diag(np.linalg.inv(A))[-5:],
-                               rtol=1e-9)
+    np.testing.assert_allclose(inverted(garbled), np.tril(np.linalg.inv(A)), rtol=1e-7, atol=1e-9)
+    chol = np.array(garbled, order="F")
+    assert factor_in_place(chol) and np.isnan(chol[0, 1])  # the upper triangle left as it was
+    diagonal, _ = trailing_inverse_diagonals(chol[None], 5)
+    np.testing.assert_allclose(diagonal[0], np.diag(np.linalg.inv(A))[-5:], rtol=1e-9)
 
 
-def test_lu_answers_where_cholesky_fails():
-    # symmetric and invertible but indefinite: potrf refuses it, LU does not
+def test_the_routines_say_where_cholesky_fails_and_a_solve_takes_another_factorisation():
+    # symmetric and invertible but indefinite: potrf refuses it, and the caller takes its other route
     A = spd(20, 2, condition=10.0)
     A[0, 0] = -1.0
-    exact = np.linalg.inv(A)
-    np.testing.assert_allclose(np.tril(spd_inverse_lower(A)), np.tril(exact), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(trailing_inverse_diagonal(A, 20), np.diag(exact), rtol=1e-9)
-    # a caller with a better route than LU's inverse asks for None instead
-    assert spd_inverse_lower(A, lu=False) is None and trailing_inverse_diagonal(A, 5, lu=False) is None
-    # and a solve falls back to the symmetric indefinite factorisation
+    assert inverted(A) is None and not factor_in_place(np.array(A, order="F"))
+    # a solve falls back to the symmetric indefinite factorisation
     B = np.random.default_rng(0).normal(size=(20, 3))
     np.testing.assert_allclose(spd_solve(A, B), np.linalg.solve(A, B), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(spd_solve(spd(20, 2), B), np.linalg.solve(spd(20, 2), B), rtol=1e-6)
-    np.testing.assert_array_equal(np.tril(spd_inverse_lower(spd(20, 2), lu=False)),
-                                  np.tril(spd_inverse_lower(spd(20, 2))))
 
 
 @settings(max_examples=30, deadline=None)
-@given(n=st.integers(1, 60), k=st.integers(0, 7), seed=st.integers(0, 2**16), c=st.integers(1, 60))
-def test_the_solves_from_the_lower_factor_equal_numpys(n, k, seed, c):
-    A, c = spd(n, seed, condition=1e4), min(c, n)
+@given(n=st.integers(1, 60), k=st.integers(0, 7), seed=st.integers(0, 2**16))
+def test_the_solves_from_the_lower_factor_equal_numpys(n, k, seed):
+    A = spd(n, seed, condition=1e4)
     B = np.random.default_rng(seed).standard_normal((n, k))
     chol = lower_factor(np.tril(A) + np.triu(np.full_like(A, np.nan), 1))  # the lower triangle only
     L = np.linalg.cholesky(A)
@@ -82,8 +96,6 @@ def test_the_solves_from_the_lower_factor_equal_numpys(n, k, seed, c):
     single = lower_solve(chol, B, np.float32)  # within n x float32's rounding x L's condition (1e2)
     assert single.dtype == np.float32 and single.flags.f_contiguous
     np.testing.assert_allclose(single, exact, atol=n * 6e-8 * 1e2 * np.abs(exact).max(initial=1e-30))
-    # L^{-1}'s trailing block is the inverse of L's own, its upper triangle zero
-    np.testing.assert_allclose(trailing_root(chol, c), np.linalg.inv(L)[n - c:, n - c:], rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(inverse_quadratic(A, B), np.diag(B.T @ np.linalg.solve(A, B)), rtol=1e-6,
                                atol=1e-9)
 
@@ -124,7 +136,7 @@ def test_the_routines_without_the_gil_give_scipys_bits(monkeypatch):
     for available in (False, True):
         monkeypatch.setattr(_spd, "_GIL_FREE", available)
         routes[available] = (potrf(A, lower=True)[0], potrf(A, lower=False)[0],
-                             np.tril(spd_inverse_lower(A)), trailing_inverse_diagonal(A, 7),
+                             inverted(A), *trailing(A, 7),
                              lower_solve(potrf(A, lower=True)[0], A[:, :5]), inverse_quadratic(A, A[:, :5]),
                              lower_solve(potrf(A, lower=True)[0], A[:, :5], np.float32))
     for scipys, ours in zip(routes[False], routes[True], strict=True):

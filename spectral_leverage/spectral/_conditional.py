@@ -16,11 +16,10 @@ from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, progress, row_chu
 from .._spd import (
     factor_in_place,
     inverse_quadratic,
-    invert_lower_in_place,
     solve_lower_in_place,
-    spd_inverse_lower,
+    spd_invert_in_place,
     symmetric_solve,
-    trailing_inverse_diagonal,
+    trailing_inverse_diagonals,
 )
 
 __all__ = [
@@ -132,68 +131,110 @@ class NearField:
         each given all the other rows of its block and the far field: with :math:`C` the block's
         covariance given the far field, :math:`l_i = 1 - \gamma [(C + \gamma I)^{-1}]_{ii}`.
 
-        Two routes give it. Where the pivots are fewer than :data:`GIVEN_ALL_RATIO` times the
-        block's rows, :meth:`_leverage_given_all`, which works with the m×m precision of the far
-        field's weights given every row: the cheaper of the two there, and the one that keeps its
-        digits; it takes the blocks in batches of similar sizes within ``budget`` bytes
-        (:func:`_batches`). Else the downdate (:meth:`_downdate`), with u×u matrices only, block by
-        block; where it gives what cannot be, :meth:`_leverage_given_all` answers instead."""
-        out, given_all = [None] * len(blocks), []
-        for j, (block, c) in enumerate(zip(blocks, counts, strict=True)):
-            if self.factor.rank < GIVEN_ALL_RATIO * len(block):
-                given_all.append(j)
-                continue
-            out[j] = self._downdate(points[block], F[block], c)
-            if out[j] is None:
-                logger.debug("a near block of %d rows conditioned on all rows: the downdate lost its digits",
-                             len(block))
-                given_all.append(j)
-        given_all.sort(key=lambda j: len(blocks[j]))
-        sizes = [len(blocks[j]) for j in given_all]
-        for batch in _batches(sizes, self.factor.rank, min(budget, BATCH_BYTES)):
-            chosen = [given_all[i] for i in batch]
-            scored = self._leverage_given_all(points, F, [blocks[j] for j in chosen],
-                                              [counts[j] for j in chosen])
-            for j, leverage in zip(chosen, scored, strict=True):
-                out[j] = leverage
+        Two routes give it, each over batches of blocks of similar sizes within ``budget`` bytes
+        (and :data:`BATCH_BYTES`; :meth:`_stacked`). Where the pivots are fewer than
+        :data:`GIVEN_ALL_RATIO` times the block's rows, :meth:`_leverage_given_all`, which works
+        with the m×m precision of the far field's weights given every row: the cheaper of the two
+        there, and the one that keeps its digits. Else the downdate (:meth:`_downdate`), with u×u
+        matrices only; where it gives what cannot be, :meth:`_leverage_given_all` answers
+        instead."""
+        budget = min(budget, BATCH_BYTES)
+        out, lost = [None] * len(blocks), []
+        given_all = [j for j, block in enumerate(blocks) if self.factor.rank < GIVEN_ALL_RATIO * len(block)]
+        downdate = sorted(set(range(len(blocks))) - set(given_all))
+        for j, leverage in self._in_batches(self._downdate, points, F, blocks, counts, downdate, budget):
+            if leverage is None:
+                lost.append(j)
+            out[j] = leverage
+        if lost:
+            logger.debug("%d near blocks conditioned on all rows: the downdate lost their digits", len(lost))
+        for j, leverage in self._in_batches(self._leverage_given_all, points, F, blocks, counts,
+                                            given_all + lost, budget):
+            out[j] = leverage
         return out
 
-    def _downdate(self, points: np.ndarray, F_U: np.ndarray, c: int) -> np.ndarray | None:
-        r""":meth:`leverage` of one block (its rows at ``points``, of factor rows ``F_U``) by the
-        downdate, or None where it gives what cannot be.
+    def _in_batches(self, route, points: np.ndarray, F: np.ndarray, blocks: list, counts: list,
+                    chosen: list, budget: float):
+        """Yield (j, ``route``'s answer for block j) for the blocks ``chosen``, taken by ``route`` in
+        batches of similar sizes (:func:`_batches`)."""
+        chosen = sorted(chosen, key=lambda j: len(blocks[j]))
+        for batch in _batches([len(blocks[j]) for j in chosen], self.factor.rank, budget):
+            picked = [chosen[i] for i in batch]
+            yield from zip(picked, route(points, F, [blocks[j] for j in picked], [counts[j] for j in picked]),
+                           strict=True)
+
+    def _stacked(self, points: np.ndarray, F: np.ndarray, blocks: list) -> tuple:
+        r"""A batch of blocks (ids into the distinct rows at ``points``, of factor rows ``F``)
+        stacked for :meth:`_downdate` and :meth:`_leverage_given_all`: (:math:`F_U` (B, U, m),
+        :math:`D` = ``noise`` (B, U), :math:`K_{UU} - F_UF_U^\top` (B, U, U), which rows are the
+        blocks' own (B, U)), U the largest block's rows.
+
+        Each block's rows come last, after rows of padding that are their own: no factor rows, no
+        kernel with any other row, unit noise, so that they change no other row's answer (each
+        route's answers for them are dropped). The products and sums then run once over the batch,
+        and only the kernel matrices, factorisations, solves and triangular inverses block by block
+        (:mod:`spectral_leverage._spd`: LAPACK and BLAS without the GIL). Block by block, each of the
+        near field's worker threads held the GIL for dozens of small NumPy calls a block, and after
+        each LAPACK call waited for the GIL while the other thread held it, so that two threads ran
+        hardly faster than one (:data:`BATCH_BYTES` has the figures). Each block's matrices are
+        symmetric, so that its C-ordered (U, U) slice, transposed, is the same matrix in Fortran's
+        order, which LAPACK works on in place."""
+        B, U = len(blocks), max(len(block) for block in blocks)
+        source = np.zeros((B, U), dtype=np.intp)
+        valid = np.zeros((B, U), dtype=bool)
+        for b, block in enumerate(blocks):
+            source[b, U - len(block):] = block
+            valid[b, U - len(block):] = True
+        F_U = F[source]
+        F_U[~valid] = 0
+        noise = self.factor.residual(points[source], F_U) + self.gamma
+        noise[~valid] = 1.0
+        residual = -_gram(F_U, self.single)
+        for b, block in enumerate(blocks):
+            residual[b, U - len(block):, U - len(block):] += self.factor.kernel(points[block])
+        return F_U, noise, residual, valid
+
+    def _downdate(self, points: np.ndarray, F: np.ndarray, blocks: list, counts: list) -> list:
+        r""":meth:`leverage` of a batch of blocks by the downdate, None for a block where it gives
+        what cannot be.
 
         With :math:`G_U = F_U\Lambda^{-1/2}` (so :math:`S_U = G_UG_U^\top`), :math:`D =
         \mathrm{diag}(r_{UU} + \gamma)` (``noise``) and :math:`W = D - S_U`,
         :math:`S_U + S_U W^{-1} S_U = D W^{-1} D - D`, so
         :math:`C + \gamma I = R_{UU} - \mathrm{diag}(r_{UU}) + D W^{-1} D`: two Cholesky
         factorisations and the inverse of one (:mod:`spectral_leverage._spd`; with the members last,
-        their diagonal needs only its trailing block). This takes the block's rows out of the far
-        field, which can lose every digit where they are nearly all the far field holds in some
-        direction and :math:`\gamma` is small. None where it gives what cannot be: a prior variance
-        given the far field at or below zero in the block, a member's variance given the block at or
-        below zero, or a Cholesky factorisation that fails."""
-        kernel = self.factor.kernel(points)  # K_UU
-        noise = self.factor.residual(points, F_U) + self.gamma
+        their diagonal needs only its trailing block). In batches (:meth:`_stacked`). This takes the
+        block's rows out of the far field, which can lose every digit where they are nearly all the
+        far field holds in some direction and :math:`\gamma` is small. None where it gives what
+        cannot be: a prior variance given the far field at or below zero in the block, a member's
+        variance given the block at or below zero, or a Cholesky factorisation that fails."""
+        F_U, noise, covariance, valid = self._stacked(points, F, blocks)
+        B, U, C = len(blocks), covariance.shape[1], max(counts)
         W = -_gram(F_U * self.scale.astype(F_U.dtype), self.single)
-        diagonal = np.diag_indices(len(kernel))
-        W[diagonal] += noise
-        inverse = spd_inverse_lower(W, lu=False)
-        if inverse is None:
-            return None
-        covariance = kernel - _gram(F_U, self.single)  # R_UU, then C + gamma I
-        covariance[diagonal] = 0.0
-        covariance += inverse * noise[:, None] * noise[None, :]
-        prior = covariance[diagonal] - self.gamma
-        if not np.all(prior > 0):
-            return None
-        members = trailing_inverse_diagonal(covariance, c, lu=False)
-        if members is None:
-            return None
-        variance = 1.0 / members - self.gamma
-        if not np.all(variance > 0):
-            return None
-        variance = np.minimum(variance, prior[-c:])
-        return variance / (variance + self.gamma)
+        W.reshape(B, -1)[:, ::U + 1] += noise
+        inverse = W.swapaxes(1, 2)  # W^{-1} in each lower triangle
+        lost = {b for b in range(B) if not spd_invert_in_place(inverse[b])}
+        for b in lost:
+            inverse[b] = np.eye(U)  # answered by the other route: a harmless stand-in
+        covariance.reshape(B, -1)[:, ::U + 1] = 0.0  # R_UU - diag(r_UU), then C + gamma I
+        covariance = covariance.swapaxes(1, 2)  # the same matrices, read in their lower triangles
+        covariance += inverse * noise[:, :, None] * noise[:, None, :]
+        prior = np.diagonal(covariance, axis1=1, axis2=2) - self.gamma
+        lost |= set(np.flatnonzero(np.any(valid & ~(prior > 0), axis=1)))  # NaN too
+        for b in range(B):
+            if b in lost or not factor_in_place(covariance[b]):
+                lost.add(b)
+                covariance[b] = np.eye(U)  # answered by the other route: a harmless stand-in
+        members = trailing_inverse_diagonals(covariance, C)[0]
+        out = []
+        for b, c in enumerate(counts):
+            variance = 1.0 / members[b, C - c:] - self.gamma
+            if b in lost or not np.all(variance > 0):
+                out.append(None)
+                continue
+            variance = np.minimum(variance, prior[b, U - c:])
+            out.append(variance / (variance + self.gamma))
+        return out
 
     def _leverage_given_all(self, points: np.ndarray, F: np.ndarray, blocks: list, counts: list) -> list:
         r""":meth:`leverage` of a batch of blocks without the downdate: with the far field's precision
@@ -220,29 +261,10 @@ class NearField:
         at most (40 fits of 20 000 rows in 8-D, standard normal and CASP, 64 and 128 pivots, γ = 1
         and n^0.25).
 
-        **Batched.** The blocks are stacked in arrays of U = the largest block's rows (each block's
-        rows last, after rows of padding that are their own, uncorrelated, of unit noise and no
-        factor rows, which change no other row's answer) and of C = the most members among them
-        trailing: the products and sums run once over the batch, and only the kernel matrices,
-        factorisations, solves and triangular inverses block by block (:mod:`spectral_leverage._spd`:
-        LAPACK and BLAS without the GIL). Block by block, each of the near field's worker threads held
-        the GIL for dozens of small NumPy calls a block, and after each LAPACK call waited for the
-        GIL while the other thread held it, so that two threads ran hardly faster than one
-        (:data:`BATCH_BYTES` has the figures). Where rounding fails a block's
-        Cholesky factorisation, :meth:`_leverage_given_all_indefinite` answers for it."""
-        B, U, C = len(blocks), max(len(b) for b in blocks), max(counts)
-        source = np.zeros((B, U), dtype=np.intp)
-        valid = np.zeros((B, U), dtype=bool)
-        for b, block in enumerate(blocks):
-            source[b, U - len(block):] = block
-            valid[b, U - len(block):] = True
-        F_U = F[source]  # (B, U, m), padding rows zeroed
-        F_U[~valid] = 0
-        noise = self.factor.residual(points[source], F_U) + self.gamma
-        noise[~valid] = 1.0
-        residual = -_gram(F_U, self.single)
-        for b, block in enumerate(blocks):
-            residual[b, U - len(block):, U - len(block):] += self.factor.kernel(points[block])
+        In batches (:meth:`_stacked`). Where rounding fails a block's Cholesky factorisation,
+        :meth:`_leverage_given_all_indefinite` answers for it."""
+        F_U, noise, residual, _ = self._stacked(points, F, blocks)
+        B, U, C = len(blocks), residual.shape[1], max(counts)
         residual.reshape(B, -1)[:, ::U + 1] = noise  # R_UU + gamma I, its diagonal as in D
         lower = residual.swapaxes(1, 2)  # each block's (symmetric) matrix in Fortran's order
         failed = [b for b in range(B) if not factor_in_place(lower[b])]
@@ -254,11 +276,7 @@ class NearField:
         chol = lower if products == np.float64 else residual.astype(products).swapaxes(1, 2)
         for b in range(B):
             solve_lower_in_place(chol[b], solved[b].T)
-        root = np.ascontiguousarray(lower[:, U - C:, U - C:].swapaxes(1, 2))  # each in Fortran's order
-        for b in range(B):
-            invert_lower_in_place(root[b].T)
-        root = np.tril(root.swapaxes(1, 2))  # L^{-1} at the trailing C rows
-        inverse = np.einsum("bij,bij->bj", root, root)  # N^{-1}'s diagonal there
+        inverse, root = trailing_inverse_diagonals(lower, C)  # N^{-1}'s diagonal at the trailing C rows
         members = root.swapaxes(1, 2) @ solved[:, :, U - C:].swapaxes(1, 2)  # (B, C, m): Y's rows there
         precision = self._weights_precision((solved @ solved.swapaxes(1, 2)).astype(float), F_U, noise)
         for b in range(B):
@@ -398,18 +416,26 @@ def near_leverage(points: np.ndarray, near: np.ndarray, labels: np.ndarray, near
         local = local.reshape(len(held), -1)  # where each near block's rows are among the run's
         rows = points[held].reshape(-1, points.shape[-1])[first]
         F = near_field.factor_rows(rows, every, factor_bytes / 4)  # once for the rows of the run
-        blocks, start = [], 0
-        for part in run:
-            # the block's distinct rows in ascending order, its members (the part's own rows, in
-            # order) taken out and put last
-            reach, start = local[start:start + len(part)], start + len(part)
-            distinct = np.unique(reach)
-            blocks.append(np.concatenate([np.delete(distinct, np.searchsorted(distinct, reach[:, 0])),
-                                          reach[:, 0]]))
-        scored = near_field.leverage(rows, F, blocks, [len(part) for part in run], factor_bytes)
+        counts = [len(part) for part in run]
+        scored = near_field.leverage(rows, F, _run_blocks(local, counts), counts, factor_bytes)
         for part, leverage in zip(run, scored, strict=True):
             out[part] = leverage
     return out
+
+
+def _run_blocks(local: np.ndarray, counts: list) -> list:
+    """Each part's block: the distinct rows (ids into the run's) that its rows' near blocks
+    ``local`` (the run's rows, part by part, ``counts`` rows each) reach, in ascending order, with
+    its members (the part's own rows, the first of each near block, in order) taken out and put
+    last. For the whole run at once: (part, row) pairs as one integer each."""
+    width = int(local.max()) + 1
+    owner = np.repeat(np.arange(len(counts)), counts)
+    own = owner * width + local[:, 0]  # the members, in order
+    rest = np.setdiff1d(np.unique(owner[:, None] * width + local), own, assume_unique=True)
+    pairs = np.concatenate([rest, own])
+    order = np.lexsort((np.arange(len(pairs)) >= len(rest), pairs // width))  # stable: in order within
+    return np.split(pairs[order] % width, np.cumsum(counts)[:-1] + np.cumsum(
+        np.bincount(rest // width, minlength=len(counts)))[:-1])
 
 
 def sharing_runs(parts: list, near: np.ndarray, most: int):

@@ -254,7 +254,9 @@ def test_identical_rows_share_their_leverage(reg, rounding):
     """At γ = nλ = 8e-8 and 8e-10 the near field's downdate lost every digit for identical rows on a
     pivot (their prior given the far field read -4.7, their scores 1e-290 for an exact 160: 5 and 39
     rows, on an AVX-512 machine); such blocks are now conditioned on all rows instead. A row's
-    share of its set's unit of leverage holds to rounding that grows as γ falls (1.3e-5 at 8e-10)."""
+    share of its set's unit of leverage holds to rounding that grows as γ falls (1.3e-5 at 8e-10),
+    and so does their sum, the effective dimension, which those bounds bound (at 8e-10 it reads
+    1.0e-6 over the distinct rows, the order of the products' sums moving it by 2e-8)."""
     rng = np.random.default_rng(1)
     distinct = rng.normal(size=(200, 2))
     Xd = np.repeat(distinct, rng.integers(1, 8, size=200), axis=0)
@@ -263,7 +265,7 @@ def test_identical_rows_share_their_leverage(reg, rounding):
     scores = SpectralLeverage(kernel, reg, algorithm="full-scale", random_state=0).fit(Xd).scores_
     _, group, counts = np.unique(Xd, axis=0, return_inverse=True, return_counts=True)
     # a set of c identical rows shares at most one unit of leverage: d_eff <= distinct rows
-    assert scores.sum() / n <= len(distinct) * (1 + 1e-6)
+    assert scores.sum() / n <= len(distinct) * (1 + rounding)
     assert np.all(scores <= n / counts[group.ravel()] * (1 + rounding))
     np.testing.assert_allclose(scores, n * exact_leverage(Xd, kernel, reg), rtol=0.05)
 
@@ -283,13 +285,13 @@ def test_the_tail_integral_keeps_a_row_that_is_its_own_far_field_at_a_tiny_ridge
 @pytest.mark.parametrize("reg", [N**-1.0, N**-2.0, N**-3.0])
 def test_the_near_field_without_the_downdate_agrees_with_it_where_it_holds(X, reg):
     """The near field's route without the downdate (conditioning each block on all rows,
-    ``NearField._leverage_given_all``, here every run's blocks in one batch of blocks of different
-    sizes) gives every block's leverage as the downdate does block by block where the latter keeps
-    its digits: regular rows, γ = nλ from 1 to 1e-6."""
+    ``NearField._leverage_given_all``) gives every block's leverage as the downdate does where the
+    latter keeps its digits: regular rows, γ = nλ from 1 to 1e-6; every run's blocks in one batch of
+    blocks of different sizes one way, and one block at a time the other."""
     compared, sizes = [], set()
 
     def both(self, points, F, blocks, counts, budget):
-        fast = [self._downdate(points[block], F[block], c) for block, c in zip(blocks, counts, strict=True)]
+        fast = [self._downdate(points, F, [block], [c])[0] for block, c in zip(blocks, counts, strict=True)]
         assert all(f is not None for f in fast)  # the downdate answered: the two routes are compared
         batched = self._leverage_given_all(points, F, blocks, counts)
         compared.extend(np.max(np.abs(b - f) / f) for b, f in zip(batched, fast, strict=True))
@@ -313,7 +315,7 @@ def test_each_near_block_takes_the_cheaper_route_and_both_give_the_same_scores(X
         method = getattr(NearField, name)
 
         def spy(self, *args):
-            blocks[name] += len(args[2]) if name == "_leverage_given_all" else 1  # a batch, or one block
+            blocks[name] += len(args[2])  # a batch's blocks
             return method(self, *args)
         return spy
 
@@ -325,6 +327,20 @@ def test_each_near_block_takes_the_cheaper_route_and_both_give_the_same_scores(X
     with mock.patch.object(_conditional, "GIVEN_ALL_RATIO", forced):
         other, _ = full_scale(X, Matern(0.5, nu=1.5), N**-1.0, max_pivots=pivots, n_neighbors=neighbours)
     np.testing.assert_allclose(other, chosen, rtol=1e-6)
+
+
+@pytest.mark.parametrize("pivots, neighbours", [(16, 32), (200, 8)])
+def test_blocks_in_batches_score_as_blocks_alone(X, pivots, neighbours):
+    """Either route takes its blocks in batches padded to the largest (BATCH_BYTES): the padding
+    rows change no block's answer, so one block at a time gives the same scores to rounding (in
+    float64, where only the order of the products' sums differs)."""
+    scores = {}
+    for batch_bytes in (1, _conditional.BATCH_BYTES):
+        with mock.patch.object(_conditional, "BATCH_BYTES", batch_bytes), \
+                mock.patch("spectral_leverage.spectral.full_scale.SINGLE_GAMMA", np.inf):
+            scores[batch_bytes], _ = full_scale(X, Matern(0.5, nu=1.5), N**-1.0, max_pivots=pivots,
+                                                n_neighbors=neighbours)
+    np.testing.assert_allclose(scores[1], scores[_conditional.BATCH_BYTES], rtol=1e-10)
 
 
 @pytest.mark.parametrize("batch_bytes", [1, _conditional.BATCH_BYTES])
