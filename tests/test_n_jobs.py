@@ -76,8 +76,10 @@ class _Watch:
             self.threads = max(self.threads, _working_threads() - self._baseline)
 
     def __enter__(self):
+        # the threads already running and this poller, counted before it starts: it reads the
+        # baseline at once (set after the start, a fast poller died reading it, its counts lost)
+        self._baseline = _working_threads() + 1
         self._poller.start()
-        self._baseline = _working_threads()  # this poller and the threads already running
         return self
 
     def __exit__(self, *exc):
