@@ -39,10 +39,10 @@ logger = logging.getLogger(__name__)
 #: A near block's leverage is taken given every row (:meth:`NearField._leverage_given_all`) where
 #: the pivots are fewer than this many times its rows, by the downdate elsewhere: about where the
 #: two cost the same, with the blocks' products in float32 or float64 (benchmarks/near_block_routes.py,
-#: one BLAS thread, 40 blocks of 33-264 rows against 32-512 pivots, given every row in batches, time
-#: against the downdate's: 0.61-0.97x (float32) and 0.65-1.21x (float64) at m/u = 0.97, 0.83-1.31x
-#: and 1.00-1.69x at 1.29-1.45, 0.33x and 0.37x at 0.12).
-GIVEN_ALL_RATIO = 1.0
+#: one BLAS thread, 40 blocks of 33-264 rows against 32-512 pivots, both routes in batches; time
+#: given every row against the downdate's: 0.72-0.76x (float32) and 0.86-0.91x (float64) at
+#: m/u = 0.73, 0.89-1.00x and 1.04-1.25x at 0.97, 0.36x and 0.41x at 0.12).
+GIVEN_ALL_RATIO = 0.85
 #: The blocks given every row are scored in batches of at most this many bytes (or the caller's
 #: budget): where they stay in the cores' caches. Larger batches run slower for it (13 near-field
 #: calls of the fit to 10⁶ standard normal rows in 8-D, about 3 / 7 / 28 blocks a batch at 8 / 16 /
