@@ -39,7 +39,7 @@ Nyström factor at pivots P chosen by randomly pivoted Cholesky
 * **Where they hold few rows** (:func:`~.plan.full_scale_plan`: a mean leverage of
   :data:`~.plan.DISCRETE_LEVERAGE` or more), the residual is learned from the rows close by, which
   no density resolves: they enter exactly. The rows nearest one pivot (a group;
-  :class:`~._conditional.AnchorGroups` and :func:`group_anchors`, at most :data:`GROUP_ROWS` of
+  :class:`~._near_groups.AnchorGroups` and :func:`group_anchors`, at most :data:`GROUP_ROWS` of
   them) share one block :math:`U`: their own rows and the k nearest rows of each. With
   :math:`S_U = F_U A^{-1}F_U^\top` and :math:`W_U = \mathrm{diag}(r_{UU} + \gamma)`, removing U's
   own terms from :math:`A` (Woodbury) gives
@@ -105,7 +105,8 @@ from .._blocks import KERNEL_BYTES_PER_ENTRY, MAX_BLOCK_BYTES, max_threads, row_
 from ..backends import backend_for
 from ..backends._neighbours import resolve_search
 from ..pivoted_cholesky import Subsample, inverse_sqrt, subsample_pivots
-from ._conditional import AnchorGroups, Factor, NearField, far_field, near_leverage, tail_leverage, unlearned
+from ._conditional import Factor, NearField, far_field, tail_leverage, unlearned
+from ._near_groups import AnchorGroups, near_leverage
 from .plan import neighbours_given_pivots, tail_share, tail_too_large, tail_trusted
 from .tail import TailVariance
 

@@ -22,7 +22,8 @@ from spectral_leverage.kernels import parse_kernel
 from spectral_leverage.metrics import score_accuracy
 from spectral_leverage.pivoted_cholesky import subsample_pivots
 from spectral_leverage.spectral import _conditional
-from spectral_leverage.spectral._conditional import AnchorGroups, NearField, sharing_runs, split_group
+from spectral_leverage.spectral._conditional import NearField
+from spectral_leverage.spectral._near_groups import AnchorGroups, sharing_runs, split_group
 from spectral_leverage.spectral.full_scale import full_scale_leverage, full_scale_scores, group_anchors
 from spectral_leverage.spectral.plan import near_neighbours
 from spectral_leverage.spectral.tail import TailVariance
