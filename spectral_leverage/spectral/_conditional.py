@@ -129,8 +129,9 @@ class NearField:
         instead."""
         budget = min(budget, BATCH_BYTES)
         out, lost = [None] * len(blocks), []
-        given_all = [j for j, block in enumerate(blocks) if self.factor.rank < GIVEN_ALL_RATIO * len(block)]
-        downdate = sorted(set(range(len(blocks))) - set(given_all))
+        given_all, downdate = [], []
+        for j, block in enumerate(blocks):
+            (given_all if self.factor.rank < GIVEN_ALL_RATIO * len(block) else downdate).append(j)
         for j, leverage in self._in_batches(self._downdate, points, F, blocks, counts, downdate, budget):
             if leverage is None:
                 lost.append(j)
@@ -314,9 +315,8 @@ def _gram(A: np.ndarray, single: bool) -> np.ndarray:
 
 def _batches(sizes: list, rank: int, budget: float):
     """Consecutive runs of positions into ``sizes`` (blocks' rows, ascending) whose arrays in
-    :meth:`NearField._leverage_given_all` fit ``budget`` bytes (a block alone where one does not):
-    about eight u×u matrices at the batch's largest u, three of its factor rows and four m×m ones a
-    block."""
+    either route of :meth:`NearField.leverage` fit ``budget`` bytes at the run's largest u
+    (:func:`_batch_bytes`; a block alone where one does not)."""
     start = 0
     while start < len(sizes):
         stop = start + 1
@@ -327,7 +327,8 @@ def _batches(sizes: list, rank: int, budget: float):
 
 
 def _batch_bytes(u: int, rank: int) -> float:
-    """Bytes a block of u rows takes in a batch of :meth:`NearField._leverage_given_all`."""
+    """Bytes a block of u rows takes in a batch of either route of :meth:`NearField.leverage`: about
+    four u×u matrices, three of its factor rows and four m×m ones."""
     return 8.0 * (4 * u * u + 3 * u * rank + 4 * rank * rank)
 
 
